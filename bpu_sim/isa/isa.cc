@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "bpu_sim/isa/isa.h"
+
+namespace openbpu::isa {
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::kInt8: return "int8";
+    case DType::kInt16: return "int16";
+    case DType::kInt32: return "int32";
+    case DType::kUInt8: return "uint8";
+  }
+  return "?";
+}
+
+const char* opcode_name(Opcode op) {
+  switch (op) {
+    case Opcode::kConv: return "Conv";
+    case Opcode::kDeconv: return "Deconv";
+    case Opcode::kPool: return "Pool";
+    case Opcode::kEltwise: return "Eltwise";
+    case Opcode::kLut: return "Lut";
+    case Opcode::kResize: return "Resize";
+    case Opcode::kMove: return "Move";
+    case Opcode::kFill: return "Fill";
+    case Opcode::kArgMax: return "ArgMax";
+    case Opcode::kPreprocess: return "Preprocess";
+  }
+  return "?";
+}
+
+}  // namespace openbpu::isa

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * OpenBPU extensions to libdnn that are not part of the vendor API. C only;
+ * every function returns 0 or a negative HB_DNN_* code unless stated.
+ * Stable since OpenBPU 0.1.0. */
+#ifndef OPENBPU_OPENBPU_H_
+#define OPENBPU_OPENBPU_H_
+
+#include <stdint.h>
+
+#include "openbpu/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Profiler ------------------------------------------------------------
+ * Collection is on while a profiler session is open: obpuProfilerStart(dir),
+ * or the environment variable HB_DNN_PROFILER_LOG_PATH=<dir> (opened at the
+ * first model load, written at normal process exit). libdnn then records per
+ * task the pending and running time, and per node (BPU subgraph, CPU
+ * operator, input/output layout conversions, input preprocess) the
+ * min/avg/max time. obpuProfilerStop writes <dir>/profiler.log (two JSON
+ * documents separated by a line "***", as the vendor tool writes them) and
+ * <dir>/profiler.csv, then closes the session. Thread-safe. */
+int32_t obpuProfilerStart(char const *directory);
+
+/* Sets the first JSON document of profiler.log (perf_result and
+ * running_condition), as measured by the caller (hrt_model_exec perf). */
+int32_t obpuProfilerSetRunningCondition(char const *modelName, int32_t coreId, int32_t frameCount,
+                                        int32_t threadNum, double runTimeMs, double fps,
+                                        double averageLatencyMs);
+
+/* Writes the files and closes the session. HB_DNN_API_USE_ERROR when no
+ * session is open; HB_DNN_CAN_NOT_OPEN_FILE when the files cannot be written. */
+int32_t obpuProfilerStop(void);
+
+/* ---- Model information ---------------------------------------------------
+ * Strings are owned by the library and valid until hbDNNRelease. */
+
+/* BPU march the model was built for ("bernoulli2", "bayes", "bayes-e", ...). */
+int32_t obpuGetModelMarch(char const **march, void *dnnHandle);
+
+/* Value of a build metadata key of the model (e.g. "BUILDER_VERSION",
+ * "INPUT_TYPE_RT", "MARCH"); *value is NULL when the key is absent. */
+int32_t obpuGetModelMetadata(char const **value, void *dnnHandle, char const *key);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPENBPU_OPENBPU_H_ */

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shared helpers of the C API translation units.
+#ifndef OPENBPU_RUNTIME_C_API_API_H_
+#define OPENBPU_RUNTIME_C_API_API_H_
+
+#include <cstdint>
+#include <string>
+
+#include "dnn/hb_dnn.h"
+#include "runtime/core/tensor.h"
+#include "runtime/loader/model.h"
+
+// Exported C entry points (the library is built with hidden visibility).
+#define OBPU_API extern "C" __attribute__((visibility("default")))
+
+namespace openbpu::rt::capi {
+
+// Logs msg and returns code.
+int32_t fail(int32_t code, const std::string& msg);
+// Model behind a handle, or nullptr when the handle is not a live model.
+Model* model_of(hbDNNHandle_t h);
+void fill_properties(const TensorDesc& d, hbDNNTensorProperties* p);
+
+}  // namespace openbpu::rt::capi
+
+#endif  // OPENBPU_RUNTIME_C_API_API_H_

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// openbpu::Quantize / openbpu::Dequantize: the CPU side of the numerics
+// contract, converting between float tensors (any layout) and the BPU's
+// integer tensors (any layout, padded), per tensor or per channel.
+#include <cmath>
+#include <cstring>
+
+#include "runtime/cpu_ops/cpu_op.h"
+#include "runtime/cpu_ops/elementwise_util.h"
+#include "runtime/cpu_ops/ops.h"
+
+namespace openbpu::rt {
+
+int32_t quantize_value(float x, float scale, int32_t qmin, int32_t qmax) {
+  const double v = static_cast<double>(x) / static_cast<double>(scale);
+  if (std::isnan(v)) return 0;
+  const double r = std::round(v);  // half away from zero
+  if (r <= qmin) return qmin;
+  if (r >= qmax) return qmax;
+  return static_cast<int32_t>(r);
+}
+
+namespace {
+
+bool int_range(int32_t t, int32_t* lo, int32_t* hi) {
+  switch (t) {
+    case kS8: *lo = -128, *hi = 127; return true;
+    case kU8: *lo = 0, *hi = 255; return true;
+    case kS16: *lo = -32768, *hi = 32767; return true;
+    case kU16: *lo = 0, *hi = 65535; return true;
+    case kS32: *lo = INT32_MIN, *hi = INT32_MAX; return true;
+    default: return false;
+  }
+}
+
+// Per-element factor along the quantized tensor's axis.
+struct AxisScales {
+  std::vector<float> scales;
+  std::vector<int32_t> zero_points;
+  int axis = 0;  // logical
+  float at(const std::vector<int64_t>& idx) const {
+    return scales.size() == 1 ? scales[0] : scales[static_cast<size_t>(idx[axis])];
+  }
+  int32_t zp(const std::vector<int64_t>& idx) const {
+    if (zero_points.empty()) return 0;
+    return zero_points.size() == 1 ? zero_points[0] : zero_points[static_cast<size_t>(idx[axis])];
+  }
+};
+
+Status axis_scales(const TensorDesc& q, const CpuOpDef& def, AxisScales* out) {
+  if (q.quant.type == kQuantScale) {
+    out->scales = q.quant.scales;
+    for (int8_t z : q.quant.zero_points) out->zero_points.push_back(z);
+  } else if (q.quant.type == kQuantShift) {
+    for (uint8_t s : q.quant.shifts) out->scales.push_back(std::ldexp(1.0f, -static_cast<int>(s)));
+  }
+  if (def.attrs.has("scale")) out->scales = def.attrs.get_floats("scale");
+  if (out->scales.empty())
+    return error(kInvalidModel, "node '" + def.name + "': quantized tensor '" + q.name + "' has no scale");
+  for (float s : out->scales)
+    if (!(s > 0.0f) || !std::isfinite(s))
+      return error(kInvalidModel, "node '" + def.name + "': scale must be positive and finite");
+  out->axis = logical_axis(q, q.quant.axis);
+  const LogicalView v = logical_view(q);
+  if (out->scales.size() != 1 &&
+      (out->axis < 0 || out->axis >= static_cast<int>(v.dims.size()) ||
+       static_cast<int64_t>(out->scales.size()) != v.dims[static_cast<size_t>(out->axis)]))
+    return error(kInvalidModel, "node '" + def.name + "': scale count does not match the axis");
+  return Status::Ok();
+}
+
+class QuantizeKernel final : public CpuKernel {
+ public:
+  AxisScales scales;
+  int32_t qmin = 0, qmax = 0;
+  bool zero_fill = false;
+  Status run(const std::vector<CpuTensor>& in, const std::vector<CpuTensor>& out) const override {
+    const LogicalView src = logical_view(*in[0].desc);
+    const LogicalView dst = logical_view(*out[0].desc);
+    if (zero_fill) std::memset(out[0].data, 0, static_cast<size_t>(out[0].desc->aligned_byte_size));
+    const int32_t st = src.data_type, dt = dst.data_type;
+    for_each_pair(src, dst, [&](int64_t so, int64_t dof, const std::vector<int64_t>& idx) {
+      const float x = static_cast<float>(load_as_double(st, in[0].data + so));
+      const int32_t q = quantize_value(x, scales.at(idx), qmin, qmax);
+      const int64_t z = static_cast<int64_t>(q) + scales.zp(idx);
+      store_from_double(dt, static_cast<double>(z), out[0].data + dof);
+    });
+    return Status::Ok();
+  }
+};
+
+class DequantizeKernel final : public CpuKernel {
+ public:
+  AxisScales scales;
+  Status run(const std::vector<CpuTensor>& in, const std::vector<CpuTensor>& out) const override {
+    const LogicalView src = logical_view(*in[0].desc);
+    const LogicalView dst = logical_view(*out[0].desc);
+    const int32_t st = src.data_type, dt = dst.data_type;
+    for_each_pair(src, dst, [&](int64_t so, int64_t dof, const std::vector<int64_t>& idx) {
+      const double q = load_as_double(st, in[0].data + so) - scales.zp(idx);
+      store_from_double(dt, static_cast<double>(static_cast<float>(q * scales.at(idx))),
+                        out[0].data + dof);
+    });
+    return Status::Ok();
+  }
+};
+
+Status check_unary(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
+                   const std::vector<const TensorDesc*>& out) {
+  if (in.size() != 1 || out.size() != 1)
+    return error(kInvalidModel, "node '" + def.name + "' (" + def.op_type + ") needs 1 input and 1 output");
+  if (!same_dims(logical_view(*in[0]), logical_view(*out[0])))
+    return error(kInvalidModel, "node '" + def.name + "' (" + def.op_type +
+                                    "): input and output shapes differ");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status create_quantize(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
+                       const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* k) {
+  OBPU_RETURN_IF_ERROR(check_unary(def, in, out));
+  auto kernel = std::make_unique<QuantizeKernel>();
+  if (!int_range(out[0]->data_type, &kernel->qmin, &kernel->qmax))
+    return error(kInvalidModel, "node '" + def.name + "': Quantize output must be an integer type");
+  OBPU_RETURN_IF_ERROR(axis_scales(*out[0], def, &kernel->scales));
+  kernel->zero_fill = out[0]->aligned != out[0]->valid;
+  *k = std::move(kernel);
+  return Status::Ok();
+}
+
+Status create_dequantize(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
+                         const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* k) {
+  OBPU_RETURN_IF_ERROR(check_unary(def, in, out));
+  int32_t lo, hi;
+  if (!int_range(in[0]->data_type, &lo, &hi))
+    return error(kInvalidModel, "node '" + def.name + "': Dequantize input must be an integer type");
+  if (out[0]->data_type != kF32)
+    return error(kInvalidModel, "node '" + def.name + "': Dequantize output must be float32");
+  auto kernel = std::make_unique<DequantizeKernel>();
+  OBPU_RETURN_IF_ERROR(axis_scales(*in[0], def, &kernel->scales));
+  *k = std::move(kernel);
+  return Status::Ok();
+}
+
+}  // namespace openbpu::rt

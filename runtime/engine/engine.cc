@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/engine/engine.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+
+#include "runtime/core/log.h"
+#include "runtime/engine/thread_pool.h"
+#include "runtime/profiler/profiler.h"
+
+namespace openbpu::rt {
+
+namespace {
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+int env_int(const char* name, int def, int lo, int hi) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return def;
+  char* end = nullptr;
+  const long l = std::strtol(v, &end, 10);
+  if (end == v || l < lo || l > hi) {
+    OBPU_LOGW("ignoring %s=%s (expected %d..%d)", name, v, lo, hi);
+    return def;
+  }
+  return static_cast<int>(l);
+}
+
+// A staged copy between a user buffer and the model's layout.
+struct Copy {
+  uint32_t io = 0;  // input or output index
+  IoBuffer user;
+};
+
+struct Run {
+  Model* model = nullptr;
+  drv::DmaBuffer arena;
+  std::vector<uint8_t*> ptr;  // bound address per model tensor
+  std::vector<Copy> in_copies, out_copies;
+  size_t next_segment = 0;
+  bool inputs_ready = false;
+};
+
+}  // namespace
+
+class Task {
+ public:
+  enum class State { kOpen, kQueued, kRunning, kDone };
+
+  std::mutex mu;
+  std::condition_variable cv;
+  State state = State::kOpen;
+  int32_t status = kOk;
+  std::string error;
+  std::function<void(int32_t)> callback;
+  bool callback_done = false;
+
+  // Owned by the thread running the current step.
+  std::vector<Run> runs;
+  size_t current = 0;
+  CtrlParam ctrl;
+  std::atomic<bool> cancel{false};
+  std::atomic<drv::JobId> job{0};
+  drv::Device* device = nullptr;
+  uint64_t submit_ns = 0, start_ns = 0;
+  uint64_t bpu_ns = 0, cpu_ns = 0;  // time spent in nodes (profiler)
+
+  ~Task() {
+    for (auto& r : runs) r.model->arenas->release(r.arena);
+  }
+};
+
+namespace {
+
+class Engine {
+ public:
+  static Engine& get() {
+    // Never destroyed: tasks may still complete while the process exits.
+    static Engine* e = new Engine();
+    return *e;
+  }
+
+  ThreadPool& pool() { return pool_; }
+
+  Status admit_new() {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (live_ >= kMaxLiveTasks)
+      return error(kTaskNumExceedLimit, "too many live tasks (" + std::to_string(kMaxLiveTasks) +
+                                            "): wait for and release tasks before submitting more");
+    ++live_;
+    return Status::Ok();
+  }
+  void drop_live() {
+    std::lock_guard<std::mutex> lk(mu_);
+    --live_;
+  }
+  int live() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return live_;
+  }
+
+  // Starts the task now or queues it behind HB_MAX_TASK_NUM running ones.
+  void start(const std::shared_ptr<Task>& t) {
+    t->submit_ns = now_ns();
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (running_ >= max_running_) {
+        {
+          std::lock_guard<std::mutex> tl(t->mu);
+          t->state = Task::State::kQueued;
+        }
+        pending_.push_back(t);
+        return;
+      }
+      ++running_;
+    }
+    begin(t);
+  }
+
+  void begin(const std::shared_ptr<Task>& t) {
+    {
+      std::lock_guard<std::mutex> tl(t->mu);
+      t->state = Task::State::kRunning;
+    }
+    t->start_ns = now_ns();
+    advance(t);
+  }
+
+  // Runs or dispatches the next step of a task.
+  void advance(const std::shared_ptr<Task>& t) {
+    if (t->cancel.load()) return finish(t, kRunTaskFailed, "task was cancelled");
+    if (t->current >= t->runs.size()) return finish(t, kOk, "");
+    Run& run = t->runs[t->current];
+    Model& m = *run.model;
+    if (!run.inputs_ready) {
+      run.inputs_ready = true;
+      if (!run.in_copies.empty())
+        return post_cpu(t, [this, t] {
+          t->cpu_ns += step_input_copies(t->runs[t->current]);
+          advance(t);
+        });
+    }
+    if (run.next_segment < m.segments.size()) {
+      const size_t si = run.next_segment++;
+      Segment& seg = m.segments[si];
+      if (seg.bpu) return submit_bpu(t, run, seg);
+      return post_cpu(t, [this, t, si] {
+        Run& r = t->runs[t->current];
+        const Status st = run_cpu_segment(r, r.model->segments[si], &t->cpu_ns);
+        if (!st.ok()) return finish(t, kRunTaskFailed, st.message());
+        advance(t);
+      });
+    }
+    // All segments done: unstage outputs, then the next run.
+    if (!run.out_copies.empty()) {
+      return post_cpu(t, [this, t] {
+        Run& r = t->runs[t->current];
+        t->cpu_ns += step_output_copies(r);
+        r.out_copies.clear();
+        advance(t);
+      });
+    }
+    run.model->arenas->release(run.arena);
+    run.arena = drv::DmaBuffer{};
+    ++t->current;
+    advance(t);
+  }
+
+ private:
+  Engine()
+      : max_running_(env_int("HB_MAX_TASK_NUM", 8, 1, kMaxLiveTasks)),
+        pool_(env_int("HB_MAX_THREAD_NUM", 4, 1, 64)) {}
+
+  void post_cpu(const std::shared_ptr<Task>& t, std::function<void()> fn) {
+    pool_.post(t->ctrl.priority, std::move(fn));
+  }
+
+  static uint64_t step_input_copies(Run& run) {
+    const uint64_t t0 = now_ns();
+    Model& m = *run.model;
+    for (const Copy& c : run.in_copies) {
+      const InputInfo& in = m.inputs[c.io];
+      const TensorDesc& md = m.tensors[in.tensor];
+      uint8_t* dst = run.ptr[in.tensor];
+      if (in.nv12 || md.data_type == kImgY) {
+        // Repack image planes to tight rows (Y then interleaved UV).
+        const int h = md.layout == kNHWC ? md.valid[1] : md.valid[2];
+        const int w = md.layout == kNHWC ? md.valid[2] : md.valid[3];
+        const int stride = c.user.layout == kNHWC ? c.user.aligned[2] : c.user.aligned[3];
+        for (int y = 0; y < h; ++y)
+          std::memcpy(dst + static_cast<size_t>(y) * w, c.user.data[0] + static_cast<size_t>(y) * stride, w);
+        if (in.nv12) {
+          const uint8_t* uv = c.user.data_type == kImgNV12Separate
+                                  ? c.user.data[1]
+                                  : c.user.data[0] + static_cast<size_t>(stride) * h;
+          for (int y = 0; y < h / 2; ++y)
+            std::memcpy(dst + static_cast<size_t>(h) * w + static_cast<size_t>(y) * w,
+                        uv + static_cast<size_t>(y) * stride, w);
+        }
+        continue;
+      }
+      TensorDesc ud = md;
+      ud.aligned = ud.valid;
+      ud.strides.clear();
+      if (md.aligned != md.valid) std::memset(dst, 0, static_cast<size_t>(md.aligned_byte_size));
+      copy_elements(logical_view(ud), c.user.data[0], logical_view(md), dst);
+    }
+    const uint64_t ns = now_ns() - t0;
+    if (profiler::enabled()) profiler::record_node("Preprocess", profiler::NodeKind::kCpu, ns);
+    return ns;
+  }
+
+  static uint64_t step_output_copies(Run& run) {
+    const uint64_t t0 = now_ns();
+    Model& m = *run.model;
+    for (const Copy& c : run.out_copies) {
+      const TensorDesc& md = m.tensors[m.outputs[c.io].tensor];
+      TensorDesc ud = md;
+      ud.aligned = ud.valid;
+      ud.strides.clear();
+      copy_elements(logical_view(md), run.ptr[m.outputs[c.io].tensor], logical_view(ud), c.user.data[0]);
+    }
+    const uint64_t ns = now_ns() - t0;
+    if (profiler::enabled()) profiler::record_node(m.name + "_output_layout_convert", profiler::NodeKind::kCpu, ns);
+    return ns;
+  }
+
+  static Status run_cpu_segment(Run& run, Segment& seg, uint64_t* cpu_ns) {
+    const uint64_t t0 = now_ns();
+    std::vector<CpuTensor> ins, outs;
+    for (uint32_t i : seg.inputs) ins.push_back({&run.model->tensors[i], run.ptr[i]});
+    for (uint32_t o : seg.outputs) outs.push_back({&run.model->tensors[o], run.ptr[o]});
+    const Status st = seg.kernel->run(ins, outs);
+    const uint64_t ns = now_ns() - t0;
+    *cpu_ns += ns;
+    if (profiler::enabled()) profiler::record_node(seg.profile_name, profiler::NodeKind::kCpu, ns);
+    return st;
+  }
+
+  void submit_bpu(const std::shared_ptr<Task>& t, Run& run, Segment& seg) {
+    drv::Job job;
+    job.program = seg.program.get();
+    for (uint32_t i : seg.inputs)
+      job.bindings.inputs.push_back({run.ptr[i], reinterpret_cast<uintptr_t>(run.ptr[i]),
+                                     static_cast<uint64_t>(run.model->tensors[i].aligned_byte_size)});
+    for (uint32_t o : seg.outputs)
+      job.bindings.outputs.push_back({run.ptr[o], reinterpret_cast<uintptr_t>(run.ptr[o]),
+                                      static_cast<uint64_t>(run.model->tensors[o].aligned_byte_size)});
+    job.bindings.constants = {const_cast<uint8_t*>(seg.constants),
+                              reinterpret_cast<uintptr_t>(seg.constants), seg.constants_size};
+    uint8_t* scratch = run.arena.vir + seg.scratch_offset;
+    job.bindings.scratch = {scratch, reinterpret_cast<uintptr_t>(scratch), seg.scratch_size};
+    job.priority = t->ctrl.priority;
+    job.custom_id = t->ctrl.custom_id;
+    job.core_mask = t->ctrl.core_mask;
+    const std::string* profile_name = &seg.profile_name;
+    job.on_done = [this, t, profile_name](const drv::JobResult& r) {
+      t->job.store(0);
+      if (r.start_ns != 0) {
+        t->bpu_ns += r.end_ns - r.start_ns;
+        if (profiler::enabled()) profiler::record_node(*profile_name, profiler::NodeKind::kBpu, r.end_ns - r.start_ns);
+      }
+      if (r.status == drv::Status::kCancelled) return finish(t, kRunTaskFailed, "task was cancelled");
+      if (r.status != drv::Status::kOk)
+        return finish(t, kRunTaskFailed, std::string("BPU execution failed: ") +
+                                             drv::status_name(r.status) + " " + r.message);
+      advance(t);
+    };
+    const drv::JobId id = t->device->submit(std::move(job));
+    if (id == 0) return finish(t, kRunTaskFailed, "the BPU rejected the job (core or priority)");
+    t->job.store(id);
+    // A release that raced with the submission cancels the job now.
+    if (t->cancel.load()) t->device->cancel(id);
+  }
+
+ public:
+  void finish(const std::shared_ptr<Task>& t, int32_t status, const std::string& msg) {
+    const uint64_t end = now_ns();
+    for (auto& r : t->runs) {
+      r.model->arenas->release(r.arena);
+      r.arena = drv::DmaBuffer{};
+    }
+    if (status != kOk && !t->cancel.load()) OBPU_LOGE("task failed: %s", msg.c_str());
+    if (profiler::enabled() && status == kOk) profiler::record_task(t->start_ns - t->submit_ns, end - t->start_ns, t->bpu_ns, t->cpu_ns);
+    std::function<void(int32_t)> cb;
+    {
+      std::lock_guard<std::mutex> lk(t->mu);
+      t->status = status;
+      t->error = msg;
+      t->state = Task::State::kDone;
+      if (t->callback && !t->callback_done) {
+        cb = t->callback;
+        t->callback_done = true;
+      }
+    }
+    t->cv.notify_all();
+    // Start a queued task, if any.
+    std::shared_ptr<Task> next;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      while (!pending_.empty() && !next) {
+        auto it = std::max_element(pending_.begin(), pending_.end(), [](const auto& a, const auto& b) {
+          return a->ctrl.priority < b->ctrl.priority;
+        });
+        next = *it;
+        pending_.erase(it);
+      }
+      if (!next) --running_;
+    }
+    if (cb) cb(status);
+    if (next) begin(next);
+  }
+
+  bool remove_pending(const std::shared_ptr<Task>& t) {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto it = std::find(pending_.begin(), pending_.end(), t);
+    if (it == pending_.end()) return false;
+    pending_.erase(it);
+    return true;
+  }
+
+ private:
+  std::mutex mu_;
+  int live_ = 0;
+  int running_ = 0;
+  const int max_running_;
+  std::deque<std::shared_ptr<Task>> pending_;
+  ThreadPool pool_;
+};
+
+bool same_shape(const std::vector<int32_t>& a, const std::vector<int32_t>& b) { return a == b; }
+
+// Binds one model input to the user's buffer, directly or through staging.
+Status bind_input(Run& run, uint32_t idx, const IoBuffer& u) {
+  Model& m = *run.model;
+  const InputInfo& in = m.inputs[idx];
+  const TensorDesc& md = m.tensors[in.tensor];
+  const std::string what = "model '" + m.name + "' input " + std::to_string(idx) + " '" + md.name + "'";
+  const bool type_ok = u.data_type == md.data_type ||
+                       (in.nv12 && (u.data_type == kImgNV12 || u.data_type == kImgNV12Separate));
+  if (!type_ok)
+    return error(kInvalidArgument, what + ": tensor type " + data_type_name(u.data_type) +
+                                       " does not match the model's " + data_type_name(md.data_type));
+  if (u.layout != md.layout)
+    return error(kInvalidArgument, what + ": tensor layout does not match the model's");
+  if (!same_shape(u.valid, md.valid))
+    return error(kInvalidArgument, what + ": validShape does not match the model's");
+  if (u.aligned.size() != md.valid.size())
+    return error(kInvalidArgument, what + ": alignedShape has the wrong number of dimensions");
+  if (u.data[0] == nullptr) return error(kInvalidArgument, what + ": sysMem[0].virAddr is NULL");
+  uint8_t* staging = run.arena.vir + m.input_staging[idx];
+  if (in.nv12 || md.data_type == kImgY) {
+    const int hi = md.layout == kNHWC ? 1 : 2, wi = hi + 1;
+    const int64_t h = md.valid[hi], w = md.valid[wi], stride = u.aligned[wi];
+    if (stride < w)
+      return error(kInvalidArgument, what + ": row stride (alignedShape W) " + std::to_string(stride) +
+                                         " is smaller than the width " + std::to_string(w));
+    const int64_t y_bytes = stride * h;
+    const bool separate = u.data_type == kImgNV12Separate;
+    const int64_t need0 = (in.nv12 && !separate) ? y_bytes + stride * h / 2 : y_bytes;
+    if (static_cast<int64_t>(u.size[0]) < need0)
+      return error(kInvalidArgument, what + ": sysMem[0] holds " + std::to_string(u.size[0]) +
+                                         " bytes, the image needs " + std::to_string(need0));
+    if (separate && (u.data[1] == nullptr || static_cast<int64_t>(u.size[1]) < stride * h / 2))
+      return error(kInvalidArgument, what + ": NV12_SEPARATE needs the UV plane in sysMem[1] (" +
+                                         std::to_string(stride * h / 2) + " bytes)");
+    if (stride == w && !separate) {
+      run.ptr[in.tensor] = u.data[0];
+    } else {
+      run.ptr[in.tensor] = staging;
+      run.in_copies.push_back({idx, u});
+    }
+    return Status::Ok();
+  }
+  const int es = element_size(md.data_type);
+  if (same_shape(u.aligned, md.aligned)) {
+    if (static_cast<int64_t>(u.size[0]) < md.aligned_byte_size)
+      return error(kInvalidArgument, what + ": sysMem[0] holds " + std::to_string(u.size[0]) +
+                                         " bytes, alignedByteSize is " + std::to_string(md.aligned_byte_size));
+    run.ptr[in.tensor] = u.data[0];
+    return Status::Ok();
+  }
+  if (same_shape(u.aligned, md.valid)) {
+    const int64_t need = md.valid_elements() * es;
+    if (static_cast<int64_t>(u.size[0]) < need)
+      return error(kInvalidArgument, what + ": sysMem[0] holds " + std::to_string(u.size[0]) +
+                                         " bytes, the unpadded tensor needs " + std::to_string(need));
+    run.ptr[in.tensor] = staging;
+    run.in_copies.push_back({idx, u});
+    return Status::Ok();
+  }
+  return error(kInvalidArgument, what + ": alignedShape must equal the model's alignedShape or its validShape");
+}
+
+Status bind_output(Run& run, uint32_t idx, const IoBuffer& u) {
+  Model& m = *run.model;
+  const TensorDesc& md = m.tensors[m.outputs[idx].tensor];
+  const std::string what = "model '" + m.name + "' output " + std::to_string(idx) + " '" + md.name + "'";
+  if (u.data_type != md.data_type)
+    return error(kInvalidArgument, what + ": tensor type does not match the model's");
+  if (u.data[0] == nullptr) return error(kInvalidArgument, what + ": sysMem[0].virAddr is NULL");
+  if (u.layout != md.layout || !same_shape(u.valid, md.valid))
+    return error(kInvalidArgument, what + ": layout or validShape does not match the model's");
+  if (same_shape(u.aligned, md.aligned)) {
+    if (static_cast<int64_t>(u.size[0]) < md.aligned_byte_size)
+      return error(kInvalidArgument, what + ": sysMem[0] holds " + std::to_string(u.size[0]) +
+                                         " bytes, alignedByteSize is " + std::to_string(md.aligned_byte_size));
+    run.ptr[m.outputs[idx].tensor] = u.data[0];
+    return Status::Ok();
+  }
+  if (same_shape(u.aligned, md.valid)) {
+    const int64_t need = md.valid_elements() * element_size(md.data_type);
+    if (static_cast<int64_t>(u.size[0]) < need)
+      return error(kInvalidArgument, what + ": sysMem[0] holds " + std::to_string(u.size[0]) +
+                                         " bytes, the unpadded tensor needs " + std::to_string(need));
+    run.ptr[m.outputs[idx].tensor] = run.arena.vir + m.output_staging[idx];
+    run.out_copies.push_back({idx, u});
+    return Status::Ok();
+  }
+  return error(kInvalidArgument, what + ": alignedShape must equal the model's alignedShape or its validShape");
+}
+
+Status make_run(Model* model, const std::vector<IoBuffer>& inputs, const std::vector<IoBuffer>& outputs,
+                Run* run) {
+  run->model = model;
+  run->arena = model->arenas->acquire();
+  if (run->arena.vir == nullptr)
+    return error(kOutOfMemory, "cannot allocate " + std::to_string(model->arenas->size()) +
+                                   " bytes of task memory for model '" + model->name + "'");
+  run->ptr.assign(model->tensors.size(), nullptr);
+  for (size_t t = 0; t < model->tensors.size(); ++t)
+    if (model->arena_offset[t] >= 0) run->ptr[t] = run->arena.vir + model->arena_offset[t];
+  Status st;
+  for (size_t i = 0; i < inputs.size() && st.ok(); ++i) st = bind_input(*run, static_cast<uint32_t>(i), inputs[i]);
+  for (size_t i = 0; i < outputs.size() && st.ok(); ++i) st = bind_output(*run, static_cast<uint32_t>(i), outputs[i]);
+  // Outputs must not alias inputs or each other.
+  if (st.ok()) {
+    std::vector<std::pair<const uint8_t*, const uint8_t*>> ranges;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const TensorDesc& d = model->tensors[model->outputs[i].tensor];
+      const uint8_t* b = outputs[i].data[0];
+      ranges.emplace_back(b, b + std::max<int64_t>(1, std::min<int64_t>(outputs[i].size[0], d.aligned_byte_size)));
+    }
+    for (size_t i = 0; i < ranges.size() && st.ok(); ++i) {
+      for (size_t j = i + 1; j < ranges.size(); ++j)
+        if (ranges[i].first < ranges[j].second && ranges[j].first < ranges[i].second) {
+          st = error(kInvalidArgument, "model '" + model->name + "': output buffers " + std::to_string(i) +
+                                           " and " + std::to_string(j) + " overlap");
+          break;
+        }
+      for (size_t k = 0; k < inputs.size() && st.ok(); ++k) {
+        const uint8_t* b = inputs[k].data[0];
+        if (b < ranges[i].second && ranges[i].first < b + std::max<uint64_t>(1, inputs[k].size[0]))
+          st = error(kInvalidArgument, "model '" + model->name + "': output buffer " + std::to_string(i) +
+                                           " overlaps input buffer " + std::to_string(k));
+      }
+    }
+  }
+  if (!st.ok()) {
+    model->arenas->release(run->arena);
+    run->arena = drv::DmaBuffer{};
+  }
+  return st;
+}
+
+}  // namespace
+
+Status submit_run(std::shared_ptr<Task>* task, Model* model, const std::vector<IoBuffer>& inputs,
+                  const std::vector<IoBuffer>& outputs, const CtrlParam& ctrl, bool more) {
+  Engine& engine = Engine::get();
+  if (inputs.size() != model->inputs.size() || outputs.size() != model->outputs.size())
+    return error(kInvalidArgument, "model '" + model->name + "' takes " + std::to_string(model->inputs.size()) +
+                                       " inputs and " + std::to_string(model->outputs.size()) + " outputs");
+  if (ctrl.priority < 0 || ctrl.priority > 255)
+    return error(kInvalidArgument, "priority " + std::to_string(ctrl.priority) + " out of range 0..255");
+  const int cores = model->device->info().cores;
+  if (ctrl.core_mask >= (1u << cores))
+    return error(kInvalidArgument, "bpuCoreId " + std::to_string(ctrl.core_mask) + " names a core the " +
+                                       model->device->info().march->hw_name + " BPU does not have (" +
+                                       std::to_string(cores) + " core(s))");
+  std::shared_ptr<Task> t = *task;
+  if (t) {
+    std::lock_guard<std::mutex> lk(t->mu);
+    if (t->state != Task::State::kOpen)
+      return error(kApiUseError, "cannot append to a task that was submitted without the 'more' flag");
+    if (t->runs.size() >= static_cast<size_t>(kMaxRunsPerTask))
+      return error(kTaskBatchSizeExceedLimit, "a task chains at most " + std::to_string(kMaxRunsPerTask) + " runs");
+    if (t->device != model->device) return error(kInvalidArgument, "models of a task must share the device");
+  }
+  Run run;
+  OBPU_RETURN_IF_ERROR(make_run(model, inputs, outputs, &run));
+  if (!t) {
+    const Status st = engine.admit_new();
+    if (!st.ok()) {
+      model->arenas->release(run.arena);
+      return st;
+    }
+    t = std::make_shared<Task>();
+    t->ctrl = ctrl;
+    t->device = model->device;
+  }
+  model->pack->live_tasks.fetch_add(1);
+  t->runs.push_back(std::move(run));
+  *task = t;
+  if (!more) engine.start(t);
+  return Status::Ok();
+}
+
+Status wait_task(Task* t, int32_t timeout_ms) {
+  std::unique_lock<std::mutex> lk(t->mu);
+  if (t->state == Task::State::kOpen)
+    return error(kApiUseError, "waiting on a task whose chain is still open (last hbDNNInfer had more = 1)");
+  auto done = [t] { return t->state == Task::State::kDone; };
+  if (timeout_ms <= 0) {
+    t->cv.wait(lk, done);
+  } else if (!t->cv.wait_for(lk, std::chrono::milliseconds(timeout_ms), done)) {
+    return Status(kTimeout, "task not done within " + std::to_string(timeout_ms) + " ms");
+  }
+  if (t->status != kOk) return Status(t->status, t->error);
+  return Status::Ok();
+}
+
+void release_task(const std::shared_ptr<Task>& t) {
+  Engine& engine = Engine::get();
+  Task::State state;
+  {
+    std::lock_guard<std::mutex> lk(t->mu);
+    state = t->state;
+  }
+  t->cancel.store(true);
+  if (state == Task::State::kQueued && engine.remove_pending(t)) {
+    std::lock_guard<std::mutex> lk(t->mu);
+    t->state = Task::State::kDone;
+    t->status = kRunTaskFailed;
+  } else if (state == Task::State::kRunning) {
+    const drv::JobId id = t->job.load();
+    if (id != 0) t->device->cancel(id);
+  }
+  for (auto& r : t->runs) r.model->pack->live_tasks.fetch_sub(1);
+  engine.drop_live();
+}
+
+Status set_task_callback(const std::shared_ptr<Task>& t, std::function<void(int32_t)> cb) {
+  int32_t status = 0;
+  bool call_now = false;
+  {
+    std::lock_guard<std::mutex> lk(t->mu);
+    if (t->state == Task::State::kDone) {
+      call_now = !t->callback_done;
+      t->callback_done = true;
+      status = t->status;
+    }
+    t->callback = cb;
+  }
+  if (call_now && cb) cb(status);
+  return Status::Ok();
+}
+
+double task_estimate_us(Task* t) {
+  double us = 0.0;
+  for (size_t r = t->current; r < t->runs.size(); ++r) {
+    const Run& run = t->runs[r];
+    for (size_t s = (r == t->current ? run.next_segment : 0); s < run.model->segments.size(); ++s)
+      us += run.model->segments[s].est_us;
+  }
+  return us;
+}
+
+int live_task_count() { return Engine::get().live(); }
+
+}  // namespace openbpu::rt

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// The task engine. A task is one or more model runs (chained with the `more`
+// flag); a run executes its model's segments in order: CPU segments on the
+// CPU worker pool, BPU segments on the device. hbDNNInfer returns after
+// binding buffers and queueing; nothing busy-waits.
+//
+// Threads: the caller of submit(), the CPU pool (HB_MAX_THREAD_NUM, default
+// 4) and the device's core threads all advance tasks; at most one step of a
+// task is in flight at any time, so a task's state is only touched by the
+// thread running its current step, except for cancellation, which is a flag.
+#ifndef OPENBPU_RUNTIME_ENGINE_ENGINE_H_
+#define OPENBPU_RUNTIME_ENGINE_ENGINE_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/core/status.h"
+#include "runtime/loader/model.h"
+
+namespace openbpu::rt {
+
+inline constexpr int kMaxLiveTasks = 32;
+inline constexpr int kMaxRunsPerTask = 255;
+
+// One user buffer for a model input or output, with the properties the user
+// described it with.
+struct IoBuffer {
+  uint8_t* data[2] = {nullptr, nullptr};  // [1] = UV plane of NV12_SEPARATE
+  uint64_t size[2] = {0, 0};
+  int32_t data_type = 0;
+  int32_t layout = 0;
+  std::vector<int32_t> valid, aligned;
+};
+
+struct CtrlParam {
+  uint32_t core_mask = 0;
+  int32_t priority = 0;
+  int64_t custom_id = 0;
+};
+
+class Task;
+
+// Creates a task (task == nullptr) or appends a run to an open one; closes it
+// and starts it unless `more`. On error nothing is queued.
+Status submit_run(std::shared_ptr<Task>* task, Model* model, const std::vector<IoBuffer>& inputs,
+                  const std::vector<IoBuffer>& outputs, const CtrlParam& ctrl, bool more);
+
+// Waits for a task: timeout_ms <= 0 waits forever.
+Status wait_task(Task* task, int32_t timeout_ms);
+
+// Cancels if still running and drops the caller's reference.
+void release_task(const std::shared_ptr<Task>& task);
+
+// Registers a completion callback (runs at once if the task already ended).
+Status set_task_callback(const std::shared_ptr<Task>& task, std::function<void(int32_t)> cb);
+
+// Estimated remaining microseconds of a task (timing model).
+double task_estimate_us(Task* task);
+
+// Number of tasks created and not released.
+int live_task_count();
+
+}  // namespace openbpu::rt
+
+#endif  // OPENBPU_RUNTIME_ENGINE_ENGINE_H_

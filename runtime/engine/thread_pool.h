@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// CPU worker pool for CPU segments: a fixed set of threads taking jobs in
+// (priority desc, submission order) order. Threads start on first use.
+#ifndef OPENBPU_RUNTIME_ENGINE_THREAD_POOL_H_
+#define OPENBPU_RUNTIME_ENGINE_THREAD_POOL_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <queue>
+#include <thread>
+#include <vector>
+
+namespace openbpu::rt {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  void post(int priority, std::function<void()> fn);
+
+ private:
+  struct Item {
+    int priority;
+    uint64_t seq;
+    std::function<void()> fn;
+    bool operator<(const Item& o) const {
+      return priority != o.priority ? priority < o.priority : seq > o.seq;
+    }
+  };
+  void loop();
+  int threads_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::priority_queue<Item> queue_;
+  uint64_t seq_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace openbpu::rt
+
+#endif  // OPENBPU_RUNTIME_ENGINE_THREAD_POOL_H_

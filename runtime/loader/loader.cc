@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: Apache-2.0
+// Model loading: file mapping, verification, building Model objects, CPU
+// kernels and BPU programs, and the per-task arena plan.
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bpu_sim/isa/march.h"
+#include "runtime/core/log.h"
+#include "runtime/engine/device_manager.h"
+#include "runtime/loader/model.h"
+#include "schema/model_generated.h"
+#include "schema/verify.h"
+
+namespace openbpu::rt {
+
+namespace {
+
+constexpr uint64_t kArenaAlign = 64;
+
+uint64_t align_up(uint64_t v) { return (v + kArenaAlign - 1) / kArenaAlign * kArenaAlign; }
+
+TensorDesc make_tensor(const fb::Tensor& t) {
+  TensorDesc d;
+  d.name = t.name()->str();
+  d.data_type = static_cast<int32_t>(t.data_type());
+  d.layout = static_cast<int32_t>(t.layout());
+  for (int32_t v : *t.valid_shape()) d.valid.push_back(v);
+  for (int32_t v : *t.aligned_shape()) d.aligned.push_back(v);
+  if (t.strides())
+    for (int64_t v : *t.strides()) d.strides.push_back(v);
+  d.aligned_byte_size = t.aligned_byte_size();
+  if (const auto* q = t.quant()) {
+    d.quant.type = static_cast<int32_t>(q->type());
+    d.quant.axis = q->axis();
+    if (q->scales()) d.quant.scales.assign(q->scales()->begin(), q->scales()->end());
+    if (q->shifts()) d.quant.shifts.assign(q->shifts()->begin(), q->shifts()->end());
+    if (q->zero_points()) d.quant.zero_points.assign(q->zero_points()->begin(), q->zero_points()->end());
+  }
+  return d;
+}
+
+CpuOpDef make_cpu_op(const std::string& name, const fb::CpuOp& op, const uint8_t* data_section) {
+  CpuOpDef def;
+  def.name = name;
+  def.op_type = op.op_type()->str();
+  def.domain = op.domain() ? op.domain()->str() : "";
+  if (op.attrs())
+    for (const auto* a : *op.attrs()) {
+      AttrValue v;
+      v.type = static_cast<AttrValue::Type>(a->type());
+      v.i = a->i();
+      v.f = a->f();
+      if (a->s()) v.s = a->s()->str();
+      if (a->ints()) v.ints.assign(a->ints()->begin(), a->ints()->end());
+      if (a->floats()) v.floats.assign(a->floats()->begin(), a->floats()->end());
+      if (a->strings())
+        for (const auto* s : *a->strings()) v.strings.push_back(s->str());
+      if (a->blob()) {
+        v.blob = data_section + a->blob()->offset();
+        v.blob_size = a->blob()->size();
+      }
+      def.attrs.set(a->name()->str(), std::move(v));
+    }
+  return def;
+}
+
+// Byte size a BPU program may touch in a tensor bound to one of its regions.
+uint64_t binding_size(const TensorDesc& t) { return static_cast<uint64_t>(t.aligned_byte_size); }
+
+// Greedy first-fit placement of intermediate tensors with liveness: tensors
+// whose lifetimes (segment index ranges) overlap never share bytes.
+struct Block {
+  uint64_t size;
+  int first, last;  // segment range during which the bytes are live
+  uint64_t offset = 0;
+};
+
+uint64_t place_blocks(std::vector<Block*>& blocks) {
+  std::sort(blocks.begin(), blocks.end(), [](const Block* a, const Block* b) {
+    return a->size != b->size ? a->size > b->size : a->first < b->first;
+  });
+  std::vector<const Block*> placed;
+  uint64_t total = 0;
+  for (Block* b : blocks) {
+    std::vector<std::pair<uint64_t, uint64_t>> busy;
+    for (const Block* p : placed)
+      if (p->first <= b->last && b->first <= p->last) busy.emplace_back(p->offset, p->offset + p->size);
+    std::sort(busy.begin(), busy.end());
+    uint64_t off = 0;
+    for (const auto& r : busy) {
+      if (off + b->size <= r.first) break;
+      off = std::max(off, align_up(r.second));
+    }
+    b->offset = off;
+    total = std::max(total, off + b->size);
+    placed.push_back(b);
+  }
+  return align_up(total);
+}
+
+Status plan_arena(Model* m) {
+  const int nseg = static_cast<int>(m->segments.size());
+  const size_t nt = m->tensors.size();
+  std::vector<int> first(nt, -1), last(nt, -1);
+  for (int s = 0; s < nseg; ++s) {
+    for (uint32_t t : m->segments[s].outputs)
+      if (first[t] < 0) first[t] = s;
+    for (uint32_t t : m->segments[s].inputs) last[t] = std::max(last[t], s);
+  }
+  std::vector<Block> blocks;
+  blocks.reserve(nt + m->segments.size() + m->inputs.size() + m->outputs.size());
+  std::vector<std::pair<int, size_t>> owners;  // (kind, index): 0 tensor, 1 scratch, 2 in, 3 out
+  m->arena_offset.assign(nt, -1);
+  for (size_t t = 0; t < nt; ++t) {
+    if (m->is_model_input(static_cast<uint32_t>(t)) || m->is_model_output(static_cast<uint32_t>(t)) ||
+        first[t] < 0)
+      continue;
+    blocks.push_back({binding_size(m->tensors[t]), first[t], std::max(first[t], last[t])});
+    owners.emplace_back(0, t);
+  }
+  for (int s = 0; s < nseg; ++s)
+    if (m->segments[s].bpu && m->segments[s].scratch_size > 0) {
+      blocks.push_back({m->segments[s].scratch_size, s, s});
+      owners.emplace_back(1, static_cast<size_t>(s));
+    }
+  // Staging copies of inputs live from the start, of outputs to the end.
+  for (size_t i = 0; i < m->inputs.size(); ++i) {
+    blocks.push_back({binding_size(m->tensors[m->inputs[i].tensor]), -1, nseg});
+    owners.emplace_back(2, i);
+  }
+  for (size_t i = 0; i < m->outputs.size(); ++i) {
+    blocks.push_back({binding_size(m->tensors[m->outputs[i].tensor]), -1, nseg});
+    owners.emplace_back(3, i);
+  }
+  std::vector<Block*> ptrs;
+  for (auto& b : blocks) ptrs.push_back(&b);
+  const uint64_t total = place_blocks(ptrs);
+  m->input_staging.assign(m->inputs.size(), 0);
+  m->output_staging.assign(m->outputs.size(), 0);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const auto [kind, idx] = owners[i];
+    if (kind == 0) m->arena_offset[idx] = static_cast<int64_t>(blocks[i].offset);
+    if (kind == 1) m->segments[idx].scratch_offset = blocks[i].offset;
+    if (kind == 2) m->input_staging[idx] = blocks[i].offset;
+    if (kind == 3) m->output_staging[idx] = blocks[i].offset;
+  }
+  m->arenas = std::make_unique<ArenaPool>(m->device, std::max<uint64_t>(total, kArenaAlign));
+  return Status::Ok();
+}
+
+Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t data_size,
+                   Pack* pack, std::unique_ptr<Model>* out) {
+  auto m = std::make_unique<Model>();
+  m->pack = pack;
+  m->name = fm.name()->str();
+  m->march = fm.march()->str();
+  const isa::MarchInfo* march = isa::find_march(m->march);
+  if (march == nullptr)
+    return error(kIncompatibleModel, "model '" + m->name + "' targets unknown BPU march '" + m->march + "'");
+  OBPU_RETURN_IF_ERROR(device_for_march(*march, &m->device));
+
+  for (const auto* t : *fm.tensors()) m->tensors.push_back(make_tensor(*t));
+  for (const auto* in : *fm.inputs()) {
+    InputInfo i;
+    i.tensor = in->tensor();
+    i.source = static_cast<int32_t>(in->source());
+    if (in->input_type_rt()) i.type_rt = in->input_type_rt()->str();
+    if (in->input_type_train()) i.type_train = in->input_type_train()->str();
+    if (in->desc()) i.desc = in->desc()->str();
+    const TensorDesc& t = m->tensors[i.tensor];
+    i.nv12 = t.data_type == kImgNV12 || t.data_type == kImgNV12Separate;
+    if (i.nv12 || t.data_type == kImgY) {
+      // Image planes: (1,C,H,W) NCHW or (1,H,W,C) NHWC; even sizes for nv12.
+      if (t.rank() != 4 || t.valid[0] != 1)
+        return error(kInvalidModel, "model '" + m->name + "': image input '" + t.name + "' must be 4-D with batch 1");
+      const int h = t.layout == kNHWC ? t.valid[1] : t.valid[2];
+      const int w = t.layout == kNHWC ? t.valid[2] : t.valid[3];
+      if (i.nv12 && (h % 2 != 0 || w % 2 != 0))
+        return error(kInvalidModel, "model '" + m->name + "': nv12 input '" + t.name + "' has an odd size");
+      const int64_t need = i.nv12 ? int64_t{h} * w * 3 / 2 : int64_t{h} * w;
+      if (t.aligned_byte_size < need)
+        return error(kInvalidModel, "model '" + m->name + "': image input '" + t.name + "' byte size too small");
+    }
+    m->inputs.push_back(std::move(i));
+  }
+  for (const auto* o : *fm.outputs()) {
+    OutputInfo info;
+    info.tensor = o->tensor();
+    info.operator_type = o->operator_type();
+    if (o->desc()) info.desc = o->desc()->str();
+    m->outputs.push_back(std::move(info));
+  }
+  if (fm.metadata())
+    for (const auto* kv : *fm.metadata()) m->metadata[kv->key()->str()] = kv->value() ? kv->value()->str() : "";
+  if (fm.desc()) m->desc = fm.desc()->str();
+  if (fm.tag()) m->tag = fm.tag()->str();
+  if (fm.config_yaml()) m->config_yaml = fm.config_yaml()->str();
+  m->estimated_latency_us = fm.estimated_latency_us();
+
+  uint64_t total_cycles = 0;
+  for (const auto* fs : *fm.segments()) {
+    Segment seg;
+    seg.name = fs->name()->str();
+    if (fs->inputs()) seg.inputs.assign(fs->inputs()->begin(), fs->inputs()->end());
+    seg.outputs.assign(fs->outputs()->begin(), fs->outputs()->end());
+    std::vector<const TensorDesc*> ins, outs;
+    for (uint32_t t : seg.inputs) ins.push_back(&m->tensors[t]);
+    for (uint32_t t : seg.outputs) outs.push_back(&m->tensors[t]);
+    if (const auto* op = fs->kind_as_CpuOp()) {
+      seg.op = make_cpu_op(seg.name, *op, data_section);
+      seg.profile_name = seg.op.op_type + "_" + seg.name;
+      OBPU_RETURN_IF_ERROR(create_cpu_kernel(seg.op, ins, outs, &seg.kernel));
+    } else if (const auto* p = fs->kind_as_BpuProgram()) {
+      seg.bpu = true;
+      seg.profile_name = "BPU_" + seg.name;
+      drv::ProgramLayout layout;
+      for (const auto* t : ins) layout.input_sizes.push_back(binding_size(*t));
+      for (const auto* t : outs) layout.output_sizes.push_back(binding_size(*t));
+      seg.constants = data_section + p->constants()->offset();
+      seg.constants_size = p->constants()->size();
+      layout.constants = seg.constants;
+      layout.constants_size = seg.constants_size;
+      layout.scratch_size = seg.scratch_size = p->scratch_size();
+      std::vector<drv::FunctionCall> fcs;
+      for (const auto* fc : *p->fcs()) {
+        fcs.push_back({fc->first(), fc->count(), fc->est_cycles()});
+        seg.est_cycles += fc->est_cycles();
+      }
+      seg.est_us = static_cast<double>(seg.est_cycles) / march->clock_mhz;
+      total_cycles += seg.est_cycles;
+      std::string why;
+      const drv::Status st = m->device->load_program(data_section + p->code()->offset(),
+                                                     p->code()->size(), fcs, layout, &seg.program, &why);
+      if (st != drv::Status::kOk)
+        return error(kInvalidModel, "model '" + m->name + "', BPU segment '" + seg.name + "': " + why);
+    }
+    m->segments.push_back(std::move(seg));
+  }
+  (void)data_size;
+  if (m->estimated_latency_us == 0)
+    m->estimated_latency_us = static_cast<uint32_t>(static_cast<double>(total_cycles) / march->clock_mhz);
+  OBPU_RETURN_IF_ERROR(plan_arena(m.get()));
+  *out = std::move(m);
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool Model::is_model_input(uint32_t t) const {
+  for (const auto& i : inputs)
+    if (i.tensor == t) return true;
+  return false;
+}
+
+bool Model::is_model_output(uint32_t t) const {
+  for (const auto& o : outputs)
+    if (o.tensor == t) return true;
+  return false;
+}
+
+ArenaPool::~ArenaPool() {
+  for (const auto& b : free_) device_->free(b);
+}
+
+drv::DmaBuffer ArenaPool::acquire() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!free_.empty()) {
+      drv::DmaBuffer b = free_.back();
+      free_.pop_back();
+      return b;
+    }
+  }
+  drv::DmaBuffer b;
+  if (device_->alloc(size_, true, &b) != drv::Status::kOk) b = drv::DmaBuffer{};
+  return b;
+}
+
+void ArenaPool::release(const drv::DmaBuffer& buffer) {
+  if (buffer.vir == nullptr) return;
+  std::lock_guard<std::mutex> lk(mu_);
+  free_.push_back(buffer);
+}
+
+FileData::~FileData() {
+  if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
+  std::free(owned_);
+}
+
+Status FileData::open(const std::string& path, std::unique_ptr<FileData>* out) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return error(kCanNotOpenFile, "cannot open model file '" + path + "': " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return error(kCanNotOpenFile, "model file '" + path + "' is not a regular file");
+  }
+  auto f = std::make_unique<FileData>();
+  f->size_ = static_cast<size_t>(st.st_size);
+  if (f->size_ == 0) {
+    ::close(fd);
+    return error(kInvalidModel, "model file '" + path + "' is empty");
+  }
+  void* p = ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (p != MAP_FAILED) {
+    f->data_ = static_cast<const uint8_t*>(p);
+    f->mapped_ = true;
+  } else {
+    // No mmap (some filesystems): read it into aligned memory.
+    if (::posix_memalign(&f->owned_, 64, f->size_) != 0) {
+      ::close(fd);
+      return error(kOutOfMemory, "out of memory reading '" + path + "'");
+    }
+    size_t done = 0;
+    while (done < f->size_) {
+      const ssize_t n = ::pread(fd, static_cast<uint8_t*>(f->owned_) + done, f->size_ - done,
+                                static_cast<off_t>(done));
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    if (done != f->size_) {
+      ::close(fd);
+      return error(kCanNotOpenFile, "cannot read model file '" + path + "'");
+    }
+    f->data_ = static_cast<const uint8_t*>(f->owned_);
+  }
+  ::close(fd);
+  *out = std::move(f);
+  return Status::Ok();
+}
+
+Status FileData::copy(const void* data, size_t size, std::unique_ptr<FileData>* out) {
+  auto f = std::make_unique<FileData>();
+  if (size == 0) return error(kInvalidModel, "model data is empty");
+  if (::posix_memalign(&f->owned_, 64, size) != 0) return error(kOutOfMemory, "out of memory copying model data");
+  std::memcpy(f->owned_, data, size);
+  f->data_ = static_cast<const uint8_t*>(f->owned_);
+  f->size_ = size;
+  *out = std::move(f);
+  return Status::Ok();
+}
+
+Status load_pack(std::vector<std::unique_ptr<FileData>> files, std::unique_ptr<Pack>* out) {
+  auto pack = std::make_unique<Pack>();
+  std::set<std::string> names;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const FileData& f = *files[i];
+    const std::string which = "model file " + std::to_string(i);
+    switch (model::detect_file_kind(f.data(), f.size())) {
+      case model::FileKind::kVendorHorizon:
+        return error(kIncompatibleModel,
+                     which + " was built by the vendor's toolchain (hbdk/HBRT format), which this "
+                             "runtime cannot run; rebuild it from the float model with OpenBPU's "
+                             "hb_mapper makertbin");
+      case model::FileKind::kUnknown:
+        return error(kInvalidModel, which + " is not a model file (bad magic)");
+      case model::FileKind::kOpenBpu: break;
+    }
+    model::FileHeader h;
+    std::string why;
+    if (!model::verify_model_file(f.data(), f.size(), &h, &why))
+      return error(kInvalidModel, which + " is invalid: " + why);
+    const auto* root = fb::GetModelFile(f.data() + h.meta_offset);
+    for (const auto* fm : *root->models()) {
+      if (!names.insert(fm->name()->str()).second)
+        return error(kInvalidModel, "model name '" + fm->name()->str() + "' appears in more than one file");
+      std::unique_ptr<Model> m;
+      OBPU_RETURN_IF_ERROR(build_model(*fm, f.data() + h.data_offset, h.data_size, pack.get(), &m));
+      pack->models.push_back(std::move(m));
+    }
+  }
+  if (pack->models.size() > static_cast<size_t>(model::kMaxModelsPerFile))
+    return error(kModelNumberExceedLimit, "too many models in one pack (" +
+                                              std::to_string(pack->models.size()) + ")");
+  for (const auto& m : pack->models) pack->name_list.push_back(m->name.c_str());
+  pack->files = std::move(files);
+  *out = std::move(pack);
+  return Status::Ok();
+}
+
+}  // namespace openbpu::rt

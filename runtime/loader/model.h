@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// A loaded model and the pack (hbPackedDNNHandle_t) that owns it.
+#ifndef OPENBPU_RUNTIME_LOADER_MODEL_H_
+#define OPENBPU_RUNTIME_LOADER_MODEL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "bpu_driver/device.h"
+#include "runtime/core/tensor.h"
+#include "runtime/cpu_ops/cpu_op.h"
+
+namespace openbpu::rt {
+
+class Pack;
+
+struct InputInfo {
+  uint32_t tensor = 0;
+  int32_t source = 0;  // hbDNNInputSource
+  std::string type_rt, type_train, desc;
+  // Layout the BPU reads an image input in (nv12: tight rows, UV after Y).
+  bool nv12 = false;
+};
+
+struct OutputInfo {
+  uint32_t tensor = 0;
+  int32_t operator_type = 0;
+  std::string desc;
+};
+
+struct Segment {
+  std::string name;          // as in the file, e.g. "MOBILENET_subgraph_0"
+  std::string profile_name;  // as in profiler.log: "BPU_<name>" or "<Op>_<name>"
+  bool bpu = false;
+  std::vector<uint32_t> inputs, outputs;
+  // CPU segment
+  CpuOpDef op;
+  std::unique_ptr<CpuKernel> kernel;
+  // BPU segment
+  std::unique_ptr<drv::Program> program;
+  const uint8_t* constants = nullptr;
+  uint64_t constants_size = 0;
+  uint64_t scratch_size = 0;
+  uint64_t scratch_offset = 0;  // in the task arena
+  uint64_t est_cycles = 0;
+  double est_us = 0.0;
+};
+
+// Per-task working memory (intermediate tensors, scratch, staging copies of
+// inputs/outputs), planned once per model and recycled between tasks.
+class ArenaPool {
+ public:
+  ArenaPool(drv::Device* device, uint64_t size) : device_(device), size_(size) {}
+  ~ArenaPool();
+  // Returns a buffer of size() bytes (nullptr data on allocation failure).
+  drv::DmaBuffer acquire();
+  void release(const drv::DmaBuffer& buffer);
+  uint64_t size() const { return size_; }
+
+ private:
+  drv::Device* device_;
+  uint64_t size_;
+  std::mutex mu_;
+  std::vector<drv::DmaBuffer> free_;
+};
+
+class Model {
+ public:
+  Pack* pack = nullptr;
+  drv::Device* device = nullptr;
+  std::string name, march;
+  std::vector<TensorDesc> tensors;
+  std::vector<InputInfo> inputs;
+  std::vector<OutputInfo> outputs;
+  std::vector<Segment> segments;
+  std::map<std::string, std::string> metadata;
+  std::string desc, tag, config_yaml;
+  uint32_t estimated_latency_us = 0;
+
+  // Arena plan: offset of every tensor that lives in the arena (-1 = bound to
+  // a user buffer), and staging slots for model inputs/outputs.
+  std::vector<int64_t> arena_offset;
+  std::vector<uint64_t> input_staging, output_staging;
+  std::unique_ptr<ArenaPool> arenas;
+
+  bool is_model_input(uint32_t tensor) const;
+  bool is_model_output(uint32_t tensor) const;
+};
+
+// Memory holding one model file (mmap'd or copied).
+class FileData {
+ public:
+  FileData() = default;
+  FileData(const FileData&) = delete;
+  FileData& operator=(const FileData&) = delete;
+  ~FileData();
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  // Maps (or reads) a file; returns a status naming the file on failure.
+  static Status open(const std::string& path, std::unique_ptr<FileData>* out);
+  // Copies a memory image into 64-byte aligned storage.
+  static Status copy(const void* data, size_t size, std::unique_ptr<FileData>* out);
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;
+  void* owned_ = nullptr;
+};
+
+class Pack {
+ public:
+  std::vector<std::unique_ptr<FileData>> files;
+  std::vector<std::unique_ptr<Model>> models;
+  std::vector<const char*> name_list;
+  std::atomic<int> live_tasks{0};
+};
+
+// Loads model files (already in memory) into a pack: verifies each file,
+// builds models, creates CPU kernels and loads BPU programs on the device.
+Status load_pack(std::vector<std::unique_ptr<FileData>> files, std::unique_ptr<Pack>* out);
+
+}  // namespace openbpu::rt
+
+#endif  // OPENBPU_RUNTIME_LOADER_MODEL_H_

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "schema/verify.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "schema/model_generated.h"
+
+namespace openbpu::model {
+
+namespace {
+
+class Checker {
+ public:
+  Checker(const FileHeader& h, std::string* error) : h_(h), error_(error) {}
+
+  bool file(const fb::ModelFile& f) {
+    const auto* models = f.models();
+    if (models->size() == 0) return fail("file holds no model");
+    if (models->size() > static_cast<uint32_t>(kMaxModelsPerFile))
+      return fail("file holds " + std::to_string(models->size()) + " models (limit " +
+                  std::to_string(kMaxModelsPerFile) + ")");
+    std::set<std::string> names;
+    for (uint32_t i = 0; i < models->size(); ++i) {
+      const auto* m = models->Get(i);
+      where_ = "model " + std::to_string(i);
+      if (m->name()->size() == 0) return fail("empty model name");
+      if (!names.insert(m->name()->str()).second)
+        return fail("duplicate model name '" + m->name()->str() + "'");
+      where_ = "model '" + m->name()->str() + "'";
+      if (!model(*m)) return false;
+    }
+    return true;
+  }
+
+ private:
+  bool fail(const std::string& what) {
+    *error_ = where_.empty() ? what : where_ + ": " + what;
+    return false;
+  }
+
+  bool blob(const fb::BlobRef* b, const char* what) {
+    if (b == nullptr) return fail(std::string(what) + " is missing");
+    if (b->offset() > h_.data_size || b->size() > h_.data_size - b->offset())
+      return fail(std::string(what) + " lies outside the data section");
+    return true;
+  }
+
+  bool tensor(const fb::Tensor& t, uint32_t idx) {
+    const std::string tn = "tensor " + std::to_string(idx) + " '" + t.name()->str() + "'";
+    const int esize = data_type_size(static_cast<int>(t.data_type()));
+    if (esize == 0) return fail(tn + ": unknown data type");
+    const auto* valid = t.valid_shape();
+    const auto* aligned = t.aligned_shape();
+    if (valid->size() == 0 || valid->size() > static_cast<uint32_t>(kMaxRank))
+      return fail(tn + ": rank " + std::to_string(valid->size()) + " out of range 1..8");
+    if (aligned->size() != valid->size())
+      return fail(tn + ": aligned shape rank differs from valid shape rank");
+    int64_t elems = 1;
+    for (uint32_t d = 0; d < valid->size(); ++d) {
+      const int64_t v = valid->Get(d), a = aligned->Get(d);
+      if (v < 1 || v > kMaxDim || a < v || a > kMaxDim)
+        return fail(tn + ": dimension " + std::to_string(d) + " out of range (valid " +
+                    std::to_string(v) + ", aligned " + std::to_string(a) + ")");
+      elems *= a;
+      if (elems * esize > kMaxTensorBytes) return fail(tn + ": tensor too large");
+    }
+    if (t.aligned_byte_size() < 0 || t.aligned_byte_size() > kMaxTensorBytes)
+      return fail(tn + ": aligned byte size out of range");
+    const bool image = t.data_type() <= fb::DataType::IMG_BGR;
+    if (!image && t.aligned_byte_size() < elems * esize)
+      return fail(tn + ": aligned byte size smaller than the aligned shape");
+    if (const auto* strides = t.strides()) {
+      if (strides->size() != valid->size() && strides->size() != 0)
+        return fail(tn + ": stride count differs from the rank");
+      for (uint32_t d = 0; d < strides->size(); ++d) {
+        const int64_t s = strides->Get(d);
+        if (s < 0 || s > kMaxTensorBytes) return fail(tn + ": stride out of range");
+        if (!image && s != 0 && (aligned->Get(d) - 1) * s + esize > t.aligned_byte_size())
+          return fail(tn + ": strides run past the aligned byte size");
+      }
+    }
+    if (const auto* q = t.quant()) {
+      const uint32_t ns = q->scales() ? q->scales()->size() : 0;
+      const uint32_t nsh = q->shifts() ? q->shifts()->size() : 0;
+      const uint32_t nz = q->zero_points() ? q->zero_points()->size() : 0;
+      if (q->axis() < 0 || q->axis() >= static_cast<int>(valid->size()))
+        return fail(tn + ": quantize axis out of range");
+      const int64_t axis_len = valid->Get(static_cast<uint32_t>(q->axis()));
+      auto len_ok = [&](uint32_t n) { return n == 0 || n == 1 || n == axis_len; };
+      if (!len_ok(ns) || !len_ok(nsh))
+        return fail(tn + ": scale/shift count must be 1 or the size of the quantize axis");
+      if (nz != 0 && nz != ns) return fail(tn + ": zero point count differs from scale count");
+      if (q->type() == fb::QuantType::SCALE && ns == 0) return fail(tn + ": SCALE without scales");
+      if (q->type() == fb::QuantType::SHIFT && nsh == 0) return fail(tn + ": SHIFT without shifts");
+      if (static_cast<int>(q->type()) > 2) return fail(tn + ": unknown quantization type");
+      if (nsh != 0)
+        for (uint32_t i = 0; i < nsh; ++i)
+          if (q->shifts()->Get(i) > 31) return fail(tn + ": shift value out of range");
+    }
+    return true;
+  }
+
+  bool model(const fb::Model& m) {
+    const auto* tensors = m.tensors();
+    const uint32_t nt = tensors->size();
+    for (uint32_t i = 0; i < nt; ++i)
+      if (!tensor(*tensors->Get(i), i)) return false;
+    if (m.inputs()->size() == 0) return fail("model has no input");
+    if (m.outputs()->size() == 0) return fail("model has no output");
+    if (m.segments()->size() == 0) return fail("model has no segment");
+    std::vector<bool> ready(nt, false);
+    std::set<uint32_t> io;
+    for (uint32_t i = 0; i < m.inputs()->size(); ++i) {
+      const auto* in = m.inputs()->Get(i);
+      if (in->tensor() >= nt) return fail("input " + std::to_string(i) + " tensor index out of range");
+      if (!io.insert(in->tensor()).second) return fail("tensor used twice as model input");
+      if (static_cast<int>(in->source()) > 2) return fail("unknown input source");
+      ready[in->tensor()] = true;
+    }
+    for (uint32_t i = 0; i < m.outputs()->size(); ++i) {
+      const auto* out = m.outputs()->Get(i);
+      if (out->tensor() >= nt)
+        return fail("output " + std::to_string(i) + " tensor index out of range");
+    }
+    for (uint32_t s = 0; s < m.segments()->size(); ++s) {
+      const auto* seg = m.segments()->Get(s);
+      const std::string sn = "segment " + std::to_string(s) + " '" + seg->name()->str() + "'";
+      const auto* ins = seg->inputs();
+      const auto* outs = seg->outputs();
+      if (ins != nullptr)
+        for (uint32_t k = 0; k < ins->size(); ++k) {
+          if (ins->Get(k) >= nt) return fail(sn + ": input tensor index out of range");
+          if (!ready[ins->Get(k)])
+            return fail(sn + ": input tensor " + std::to_string(ins->Get(k)) +
+                        " is used before it is produced");
+        }
+      if (outs == nullptr || outs->size() == 0) return fail(sn + ": segment has no output");
+      for (uint32_t k = 0; k < outs->size(); ++k) {
+        if (outs->Get(k) >= nt) return fail(sn + ": output tensor index out of range");
+        ready[outs->Get(k)] = true;
+      }
+      switch (seg->kind_type()) {
+        case fb::SegmentKind::BpuProgram: {
+          const auto* p = seg->kind_as_BpuProgram();
+          if (p->isa_version() != 1)
+            return fail(sn + ": BPU program ISA version " + std::to_string(p->isa_version()) +
+                        " is not supported");
+          if (!blob(p->code(), (sn + ": code").c_str())) return false;
+          if (!blob(p->constants(), (sn + ": constants").c_str())) return false;
+          if (p->scratch_size() > static_cast<uint64_t>(kMaxTensorBytes))
+            return fail(sn + ": scratch size out of range");
+          if (p->fcs()->size() == 0) return fail(sn + ": program has no function call");
+          break;
+        }
+        case fb::SegmentKind::CpuOp: {
+          const auto* op = seg->kind_as_CpuOp();
+          if (op->attrs() != nullptr)
+            for (uint32_t a = 0; a < op->attrs()->size(); ++a) {
+              const auto* attr = op->attrs()->Get(a);
+              if (attr->type() == fb::AttrType::BLOB &&
+                  !blob(attr->blob(), (sn + ": attribute blob").c_str()))
+                return false;
+            }
+          break;
+        }
+        default: return fail(sn + ": unknown segment kind");
+      }
+    }
+    for (uint32_t i = 0; i < m.outputs()->size(); ++i)
+      if (!ready[m.outputs()->Get(i)->tensor()])
+        return fail("output " + std::to_string(i) + " is never produced");
+    return true;
+  }
+
+  const FileHeader& h_;
+  std::string* error_;
+  std::string where_;
+};
+
+}  // namespace
+
+int data_type_size(int t) {
+  switch (t) {
+    case 0: case 1: case 2: case 3: case 4: case 5:  // images
+    case 6: case 7: case 8: case 9: return 1;
+    case 10: case 11: case 12: return 2;
+    case 13: case 14: case 15: return 4;
+    case 16: case 17: case 18: return 8;
+    default: return 0;
+  }
+}
+
+bool verify_model_file(const uint8_t* data, size_t size, FileHeader* header, std::string* error) {
+  FileHeader h;
+  if (!parse_header(data, size, &h, error)) return false;
+  const uint8_t* meta = data + h.meta_offset;
+  if (!flatbuffers::BufferHasIdentifier(meta, fb::ModelFileIdentifier())) {
+    *error = "metadata does not carry the OBPU identifier";
+    return false;
+  }
+  flatbuffers::Verifier::Options opts;
+  opts.max_depth = 64;
+  opts.max_tables = 1000000;
+  opts.check_alignment = true;
+  flatbuffers::Verifier verifier(meta, static_cast<size_t>(h.meta_size), opts);
+  if (!fb::VerifyModelFileBuffer(verifier)) {
+    *error = "metadata failed flatbuffers verification (corrupt or truncated file)";
+    return false;
+  }
+  Checker checker(h, error);
+  if (!checker.file(*fb::GetModelFile(meta))) return false;
+  if (header != nullptr) *header = h;
+  return true;
+}
+
+}  // namespace openbpu::model

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// requantize(): hand-computed values (computed with arbitrary-precision
+// integers), random values against a division-based floor, and the half-LSB
+// bound against the real-valued v*M/2^S.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "bpu_sim/reference/kernels.h"
+#include "tests/bpu_sim/ref_test_util.h"
+
+namespace openbpu::sim::test {
+namespace {
+
+constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
+constexpr int32_t kI32Max = std::numeric_limits<int32_t>::max();
+
+TEST(RefRequantize, KnownValues) {
+  struct Case {
+    int64_t v;
+    int32_t m, s;
+    int64_t want;
+  } cases[] = {
+      {3, 1, 1, 2},    // 1.5 rounds up
+      {-3, 1, 1, -1},  // -1.5 rounds up (towards +inf), not away from zero
+      {-1, 1, 1, 0},   // -0.5 -> 0
+      {1, 1, 1, 1},    // 0.5 -> 1
+      {-2, 1, 1, -1},
+      {5, 1, 0, 5},  // S = 0: no rounding term
+      {-5, 3, 0, -15},
+      {100, kI32Max, 31, 100},
+      {-100, kI32Max, 31, -100},
+      {12345, 1 << 30, 30, 12345},
+      {-12345, 1 << 30, 31, -6172},
+      {kI64Max, kI32Max, 63, 2147483647},
+      {kI64Min, kI32Max, 63, -2147483647},
+      {kI64Min, kI32Max, 62, -4294967294},
+      {int64_t{1} << 40, kI32Max, 1, kI64Max},  // saturates to int64
+      {kI64Min, kI32Max, 0, kI64Min},
+      {int64_t{1} << 32, 1 << 30, 63, 1},     // exactly 0.5 at S = 63 rounds up
+      {-(int64_t{1} << 32), 1 << 30, 63, 0},  // exactly -0.5 at S = 63 rounds up
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(ref::requantize(c.v, c.m, c.s), c.want) << c.v << " * " << c.m << " >> " << c.s;
+  }
+}
+
+TEST(RefRequantize, RandomAgainstFloorDivision) {
+  std::mt19937_64 rng(42);
+  for (int i = 0; i < 200000; ++i) {
+    const int bits = static_cast<int>(rng() % 40);
+    const int64_t v = static_cast<int64_t>(rng() % (uint64_t{1} << bits)) * ((rng() & 1) ? -1 : 1);
+    const int32_t m = static_cast<int32_t>(rng() % kI32Max) + 1;
+    const int s = static_cast<int>(rng() % 64);
+    const int64_t got = ref::requantize(v, m, s);
+    const int128 want = round_div_pow2(static_cast<int128>(v) * m, s);
+    ASSERT_EQ(got, clamp_to(want, kI64Min, kI64Max)) << v << " " << m << " " << s;
+    if (want != got) continue;  // saturated to int64: no real-valued bound
+    // |got - v*M/2^S| <= 1/2 (round half up).
+    const long double real = std::ldexp(static_cast<long double>(v) * m, -s);
+    ASSERT_LE(std::fabs(static_cast<long double>(got) - real), 0.5L) << v << " " << m << " " << s;
+  }
+}
+
+TEST(RefRequantize, ConverterMultiplierRule) {
+  // M, S from a ratio keep requantize within one LSB of v*r for int32 v.
+  std::mt19937_64 rng(43);
+  for (int i = 0; i < 20000; ++i) {
+    const double r = std::ldexp(std::uniform_real_distribution<double>(1.0, 2.0)(rng),
+                                static_cast<int>(rng() % 40) - 30);
+    int32_t m, s;
+    derive_multiplier(r, &m, &s);
+    ASSERT_GE(m, 1 << 30);  // the largest shift keeps 31 significant bits
+    const int64_t v = static_cast<int64_t>(rng() % 2000001) - 1000000;
+    const long double real = static_cast<long double>(v) * r;
+    ASSERT_LE(std::fabs(static_cast<long double>(ref::requantize(v, m, s)) - real), 1.0L)
+        << v << " r=" << r;
+  }
+}
+
+TEST(RefRequantize, Clamp) {
+  EXPECT_EQ(ref::clamp64(5, -3, 4), 4);
+  EXPECT_EQ(ref::clamp64(-5, -3, 4), -3);
+  EXPECT_EQ(ref::clamp64(2, -3, 4), 2);
+  EXPECT_EQ(ref::clamp64(kI64Min, -128, 127), -128);
+  EXPECT_EQ(ref::clamp64(kI64Max, -128, 127), 127);
+}
+
+}  // namespace
+}  // namespace openbpu::sim::test
