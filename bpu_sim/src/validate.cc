@@ -118,7 +118,7 @@ class V {
     return true;
   }
   bool mult_ok(int64_t m, const char* name) {
-    if (m < 0) return fail(std::string(name) + " multiplier is negative");
+    if (m <= 0) return fail(std::string(name) + " multiplier must be positive");
     return true;
   }
 
@@ -363,7 +363,7 @@ class V {
                     (yuv_src && (p.dst_format == F::kRGB || p.dst_format == F::kBGR ||
                                  p.dst_format == F::kYUV444)) ||
                     (rgb_src && (p.dst_format == F::kRGB || p.dst_format == F::kBGR)) ||
-                    (p.src_format == F::kNV12 && p.dst_format == F::kGray);
+                    (yuv_src && p.dst_format == F::kGray);
     if (!ok) return fail("unsupported colour conversion");
     const int64_t n = p.out.dims[0], h = p.out.dims[1], w = p.out.dims[2], c = p.out.dims[3];
     const int64_t want_c = p.dst_format == F::kGray ? 1 : 3;

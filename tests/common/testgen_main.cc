@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// openbpu_testgen <dir>: writes the writer-built test models with inputs and
+// independently computed expected outputs (CTest fixture for the C API tests,
+// the tool tests and the fuzz seed corpus).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "schema/writer.h"
+#include "tests/common/test_models.h"
+
+namespace {
+
+bool write(const std::string& path, const void* data, size_t size) {
+  std::string err;
+  const auto* p = static_cast<const uint8_t*>(data);
+  if (!openbpu::model::write_file_atomic(path, std::vector<uint8_t>(p, p + size), &err)) {
+    std::fprintf(stderr, "%s\n", err.c_str());
+    return false;
+  }
+  return true;
+}
+
+template <class T> bool write_vec(const std::string& path, const std::vector<T>& v) {
+  return write(path, v.data(), v.size() * sizeof(T));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: openbpu_testgen <output dir>\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  using namespace openbpu::testing;
+  TinyCnn tiny;
+  const auto tiny_bin = tiny.build();
+  const auto x = tiny.random_input(5);
+  TinyCnn tiny2;
+  tiny2.name = "tiny_cnn_b";
+  tiny2.seed = 2;
+  tiny2.h = 12;
+  tiny2.w = 6;
+  const auto tiny2_bin = tiny2.build();
+  const auto x2 = tiny2.random_input(6);
+  Nv12Classifier cls;
+  const auto cls_bin = cls.build();
+  MobileNetV1 mbv1;
+  bool ok = write_vec(dir + "/tiny_cnn.bin", tiny_bin) && write_vec(dir + "/tiny_cnn_input.bin", x) &&
+            write_vec(dir + "/tiny_cnn_expected.bin", tiny.expected(x)) &&
+            write_vec(dir + "/tiny_cnn_b.bin", tiny2_bin) && write_vec(dir + "/tiny_cnn_b_input.bin", x2) &&
+            write_vec(dir + "/tiny_cnn_b_expected.bin", tiny2.expected(x2)) &&
+            write_vec(dir + "/nv12_classifier.bin", cls_bin) &&
+            write_vec(dir + "/packed.bin", pack_models({tiny_bin, tiny2_bin, cls_bin})) &&
+            write_vec(dir + "/mobilenetv1_224x224_nv12.bin", mbv1.build());
+  return ok ? 0 : 1;
+}
