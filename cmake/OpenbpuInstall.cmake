@@ -1,1 +1,50 @@
 # SPDX-License-Identifier: Apache-2.0
+# Installation: headers, libdnn.so (exported target openbpu::dnn), libdnn.a
+# (one merged archive, imported as openbpu::dnn_static), the tools, the CMake
+# package (find_package(openbpu)) and a pkg-config file.
+include(CMakePackageConfigHelpers)
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/dnn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/include/openbpu/openbpu.h ${PROJECT_BINARY_DIR}/include/openbpu/version.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/openbpu)
+
+install(TARGETS dnn openbpu_headers EXPORT openbpuTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT openbpuTargets NAMESPACE openbpu:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/openbpu)
+
+# libdnn.a: the C API plus every internal archive it needs, merged so that a
+# static link needs no other OpenBPU library.
+set(OPENBPU_MERGED_A ${PROJECT_BINARY_DIR}/merged/libdnn.a)
+set(OPENBPU_MRI ${PROJECT_BINARY_DIR}/merged/libdnn.mri)
+file(GENERATE OUTPUT ${OPENBPU_MRI} CONTENT
+"CREATE ${OPENBPU_MERGED_A}
+ADDLIB $<TARGET_FILE:dnn_static>
+ADDLIB $<TARGET_FILE:dnn_core>
+ADDLIB $<TARGET_FILE:bpu_driver>
+ADDLIB $<TARGET_FILE:bpu_sim>
+ADDLIB $<TARGET_FILE:bpu_isa>
+ADDLIB $<TARGET_FILE:bpu_model>
+SAVE
+END
+")
+add_custom_command(OUTPUT ${OPENBPU_MERGED_A}
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/merged
+  COMMAND ${CMAKE_COMMAND} -E rm -f ${OPENBPU_MERGED_A}
+  COMMAND ${CMAKE_AR} -M < ${OPENBPU_MRI}
+  DEPENDS dnn_static dnn_core bpu_driver bpu_sim bpu_isa bpu_model ${OPENBPU_MRI}
+  COMMENT "Merging libdnn.a")
+add_custom_target(dnn_merged_static ALL DEPENDS ${OPENBPU_MERGED_A})
+install(FILES ${OPENBPU_MERGED_A} DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/openbpuConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/openbpuConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/openbpu)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/openbpuConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/openbpuConfig.cmake ${PROJECT_BINARY_DIR}/openbpuConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/openbpu)
+
+configure_file(${PROJECT_SOURCE_DIR}/cmake/openbpu.pc.in ${PROJECT_BINARY_DIR}/openbpu.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/openbpu.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -73,9 +73,31 @@ class Task {
   uint64_t submit_ns = 0, start_ns = 0;
   uint64_t bpu_ns = 0, cpu_ns = 0;  // time spent in nodes (profiler)
 
-  ~Task() {
-    for (auto& r : runs) r.model->arenas->release(r.arena);
+  // A task counts against its packs (hbDNNRelease refuses) until it is both
+  // released by the user and stopped; whichever comes second uncounts it.
+  bool released = false;
+  bool uncounted = false;
+
+  // Returns arenas and uncounts the task once released and done (mu held).
+  void settle_locked() {
+    if (!released || state != State::kDone || uncounted) return;
+    uncounted = true;
+    for (auto& r : runs) {
+      r.model->arenas->release(r.arena);
+      r.arena = drv::DmaBuffer{};
+      r.model->pack->live_tasks.fetch_sub(1);
+    }
   }
+};
+
+// Set on threads of the library (CPU pool, device cores): a release issued
+// from a completion callback must not wait for work queued behind it.
+thread_local bool t_library_thread = false;
+
+struct LibraryThreadScope {
+  bool saved = t_library_thread;
+  LibraryThreadScope() { t_library_thread = true; }
+  ~LibraryThreadScope() { t_library_thread = saved; }
 };
 
 namespace {
@@ -180,7 +202,10 @@ class Engine {
         pool_(env_int("HB_MAX_THREAD_NUM", 4, 1, 64)) {}
 
   void post_cpu(const std::shared_ptr<Task>& t, std::function<void()> fn) {
-    pool_.post(t->ctrl.priority, std::move(fn));
+    pool_.post(t->ctrl.priority, [fn = std::move(fn)] {
+      t_library_thread = true;
+      fn();
+    });
   }
 
   static uint64_t step_input_copies(Run& run) {
@@ -263,6 +288,8 @@ class Engine {
     job.core_mask = t->ctrl.core_mask;
     const std::string* profile_name = &seg.profile_name;
     job.on_done = [this, t, profile_name](const drv::JobResult& r) {
+      // Also runs synchronously inside Device::cancel on the releasing thread.
+      LibraryThreadScope scope;
       t->job.store(0);
       if (r.start_ns != 0) {
         t->bpu_ns += r.end_ns - r.start_ns;
@@ -284,10 +311,6 @@ class Engine {
  public:
   void finish(const std::shared_ptr<Task>& t, int32_t status, const std::string& msg) {
     const uint64_t end = now_ns();
-    for (auto& r : t->runs) {
-      r.model->arenas->release(r.arena);
-      r.arena = drv::DmaBuffer{};
-    }
     if (status != kOk && !t->cancel.load()) OBPU_LOGE("task failed: %s", msg.c_str());
     if (profiler::enabled() && status == kOk) profiler::record_task(t->start_ns - t->submit_ns, end - t->start_ns, t->bpu_ns, t->cpu_ns);
     std::function<void(int32_t)> cb;
@@ -296,6 +319,11 @@ class Engine {
       t->status = status;
       t->error = msg;
       t->state = Task::State::kDone;
+      for (auto& r : t->runs) {
+        r.model->arenas->release(r.arena);
+        r.arena = drv::DmaBuffer{};
+      }
+      t->settle_locked();
       if (t->callback && !t->callback_done) {
         cb = t->callback;
         t->callback_done = true;
@@ -536,7 +564,8 @@ void release_task(const std::shared_ptr<Task>& t) {
     state = t->state;
   }
   t->cancel.store(true);
-  if (state == Task::State::kQueued && engine.remove_pending(t)) {
+  if ((state == Task::State::kQueued && engine.remove_pending(t)) || state == Task::State::kOpen) {
+    // Never started: nothing runs on its buffers.
     std::lock_guard<std::mutex> lk(t->mu);
     t->state = Task::State::kDone;
     t->status = kRunTaskFailed;
@@ -544,7 +573,16 @@ void release_task(const std::shared_ptr<Task>& t) {
     const drv::JobId id = t->job.load();
     if (id != 0) t->device->cancel(id);
   }
-  for (auto& r : t->runs) r.model->pack->live_tasks.fetch_sub(1);
+  {
+    // A running task stops at its next safe point (the end of the current
+    // function call or CPU operator); wait for it so that the caller may free
+    // the task's buffers as soon as this returns. Library threads do not wait
+    // (the step they would wait for may be queued behind them).
+    std::unique_lock<std::mutex> lk(t->mu);
+    if (!t_library_thread) t->cv.wait(lk, [&] { return t->state == Task::State::kDone; });
+    t->released = true;
+    t->settle_locked();
+  }
   engine.drop_live();
 }
 
