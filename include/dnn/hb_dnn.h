@@ -18,6 +18,12 @@
 
 #include "hb_sys.h"
 
+/* The init macros use `false`; the vendor header leaves <stdbool.h> to C
+ * users, including it here is harmless and saves them the surprise. */
+#ifndef __cplusplus
+#include <stdbool.h>
+#endif
+
 #define HB_DNN_VERSION_MAJOR 1U
 #define HB_DNN_VERSION_MINOR 24U
 #define HB_DNN_VERSION_PATCH 5U

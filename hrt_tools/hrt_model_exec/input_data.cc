@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "input_data.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "dnn/hb_dnn_ext.h"
+#include "log.h"
+#include "numeric.h"
+#include "options.h"
+
+namespace openbpu::tools {
+
+namespace {
+
+std::string lower_suffix(const std::string& file) {
+  const size_t dot = file.rfind('.');
+  const size_t slash = file.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string s = file.substr(dot + 1);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool read_file(const std::string& file, std::vector<uint8_t>* bytes) {
+  FILE* f = std::fopen(file.c_str(), "rb");
+  if (f == nullptr) {
+    log_error("cannot open input file '%s': %s", file.c_str(), std::strerror(errno));
+    return false;
+  }
+  bytes->clear();
+  uint8_t buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) bytes->insert(bytes->end(), buf, buf + n);
+  const bool ok = std::ferror(f) == 0;
+  std::fclose(f);
+  if (!ok) log_error("cannot read input file '%s'", file.c_str());
+  return ok;
+}
+
+std::string describe_input(const ModelDesc& d, int i) {
+  const hbDNNTensorProperties& p = d.inputs[i];
+  return "input[" + std::to_string(i) + "] '" + d.input_names[i] + "' (" +
+         data_type_name(p.tensorType) + ", valid shape " + shape_str(p.validShape) + ")";
+}
+
+bool load_bin(const std::string& file, const ModelDesc& d, int i, InputData* data) {
+  if (!read_file(file, &data->bytes)) return false;
+  const int64_t need = tight_byte_size(data->props);
+  if (static_cast<int64_t>(data->bytes.size()) != need) {
+    log_error("input file '%s' has %zu bytes but %s needs %lld bytes", file.c_str(),
+              data->bytes.size(), describe_input(d, i).c_str(), static_cast<long long>(need));
+    return false;
+  }
+  return true;
+}
+
+// Whitespace (or comma) separated numbers, at least as many as the input
+// has elements; extra numbers are ignored, as by the vendor tool.
+bool load_txt(const std::string& file, const ModelDesc& d, int i, InputData* data) {
+  std::vector<uint8_t> text;
+  if (!read_file(file, &text)) return false;
+  text.push_back('\0');
+  const int32_t type = data->props.tensorType;
+  const int esize = element_size(type);
+  const int64_t need = tight_byte_size(data->props) / esize;
+  data->bytes.assign(static_cast<size_t>(need * esize), 0);
+  const char* p = reinterpret_cast<const char*>(text.data());
+  int64_t count = 0;
+  while (count < need) {
+    while (*p != '\0' && (std::isspace(static_cast<unsigned char>(*p)) || *p == ',')) ++p;
+    if (*p == '\0') break;
+    char* end = nullptr;
+    const double v = std::strtod(p, &end);
+    if (end == p) {
+      std::string token(p, std::strcspn(p, " \t\r\n,"));
+      log_error("input file '%s': '%s' (number %lld) is not a number", file.c_str(),
+                token.c_str(), static_cast<long long>(count + 1));
+      return false;
+    }
+    store_element(v, is_image_type(type) ? HB_DNN_TENSOR_TYPE_U8 : type,
+                  data->bytes.data() + count * esize);
+    ++count;
+    p = end;
+  }
+  if (count < need) {
+    log_error("input file '%s' holds %lld numbers but %s needs %lld", file.c_str(),
+              static_cast<long long>(count), describe_input(d, i).c_str(),
+              static_cast<long long>(need));
+    return false;
+  }
+  return true;
+}
+
+bool check_supported(const ModelDesc& d, int i) {
+  if (element_size(d.inputs[i].tensorType) == 0 || tight_byte_size(d.inputs[i]) <= 0) {
+    log_error("%s: this tensor type or shape is not supported by hrt_model_exec",
+              describe_input(d, i).c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool is_image_file(const std::string& file) {
+  const std::string s = lower_suffix(file);
+  return s == "jpg" || s == "jpeg" || s == "png";
+}
+
+bool load_inputs(const ModelDesc& desc, const std::vector<std::string>& files, bool roi_infer,
+                 std::vector<InputData>* out) {
+  if (files.size() != desc.inputs.size()) {
+    std::string names;
+    for (const std::string& n : desc.input_names) names += (names.empty() ? "" : ", ") + n;
+    log_error("--input_file has %zu file(s) but model '%s' has %zu input(s) (%s)", files.size(),
+              desc.name.c_str(), desc.inputs.size(), names.c_str());
+    return false;
+  }
+  bool any_resizer = false;
+  out->clear();
+  for (size_t k = 0; k < files.size(); ++k) {
+    const int i = static_cast<int>(k);
+    const std::string& file = files[k];
+    InputData data;
+    data.props = desc.inputs[k];
+    if (!check_supported(desc, i)) return false;
+    const bool resizer = desc.input_sources[k] == HB_DNN_INPUT_FROM_RESIZER;
+    any_resizer = any_resizer || resizer;
+    if (resizer && !roi_infer) {
+      log_error("%s is a resizer input: run with --roi_infer=true and --roi", describe_input(desc, i).c_str());
+      return false;
+    }
+    const std::string suffix = lower_suffix(file);
+    bool ok;
+    if (is_image_file(file)) {
+      ok = load_image(file, i, desc.input_names[k], resizer, &data);
+    } else if (resizer) {
+      log_error("%s is a resizer input: give the whole frame as an image file (jpg/png), not '%s'",
+                describe_input(desc, i).c_str(), file.c_str());
+      ok = false;
+    } else if (suffix == "bin") {
+      ok = load_bin(file, desc, i, &data);
+    } else if (suffix == "txt") {
+      ok = load_txt(file, desc, i, &data);
+    } else {
+      log_error("input file '%s' has an unsupported suffix: use bin or txt (feature data) or "
+                "jpg/jpeg/png (images)", file.c_str());
+      ok = false;
+    }
+    if (!ok) return false;
+    out->push_back(std::move(data));
+  }
+  if (roi_infer && !any_resizer) {
+    log_error("--roi_infer=true but model '%s' has no resizer input", desc.name.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool random_inputs(const ModelDesc& desc, uint32_t seed, std::vector<InputData>* out) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  out->clear();
+  for (size_t k = 0; k < desc.inputs.size(); ++k) {
+    if (!check_supported(desc, static_cast<int>(k))) return false;
+    if (desc.input_sources[k] == HB_DNN_INPUT_FROM_RESIZER) {
+      log_error("%s is a resizer input: perf needs --input_file with an image and --roi_infer, --roi",
+                describe_input(desc, static_cast<int>(k)).c_str());
+      return false;
+    }
+    InputData data;
+    data.props = desc.inputs[k];
+    const int32_t type = data.props.tensorType;
+    const int esize = element_size(type);
+    data.bytes.resize(static_cast<size_t>(tight_byte_size(data.props)));
+    if (is_float_type(type)) {
+      for (size_t off = 0; off + esize <= data.bytes.size(); off += esize)
+        store_element(unit(rng), type, data.bytes.data() + off);
+    } else {
+      for (uint8_t& b : data.bytes) b = static_cast<uint8_t>(rng() >> 24);
+    }
+    out->push_back(std::move(data));
+  }
+  return true;
+}
+
+bool parse_rois(const std::string& text, const ModelDesc& desc, std::vector<hbDNNRoi>* rois) {
+  size_t resizers = 0;
+  for (int32_t s : desc.input_sources) resizers += s == HB_DNN_INPUT_FROM_RESIZER ? 1 : 0;
+  rois->clear();
+  for (const std::string& item : split_list(text, ';')) {
+    const std::vector<std::string> v = split_list(item, ',');
+    int x[4] = {0, 0, 0, 0};
+    bool ok = v.size() == 4;
+    for (size_t j = 0; ok && j < 4; ++j) {
+      char* end = nullptr;
+      const long n = std::strtol(v[j].c_str(), &end, 10);
+      ok = *end == '\0' && !v[j].empty() && n >= 0 && n <= 65535;
+      x[j] = static_cast<int>(n);
+    }
+    if (!ok || x[0] > x[2] || x[1] > x[3]) {
+      std::fprintf(stderr,
+                   "ERROR: invalid value for flag 'roi': '%s' is not \"left,top,right,bottom\" "
+                   "with 0 <= left <= right and 0 <= top <= bottom\n",
+                   item.c_str());
+      return false;
+    }
+    rois->push_back(hbDNNRoi{x[0], x[1], x[2], x[3]});
+  }
+  if (rois->size() != resizers) {
+    std::fprintf(stderr,
+                 "ERROR: invalid value for flag 'roi': %zu ROI(s) given, model '%s' has %zu "
+                 "resizer input(s)\n",
+                 rois->size(), desc.name.c_str(), resizers);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace openbpu::tools

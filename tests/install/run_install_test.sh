@@ -1,0 +1,34 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Installs the build into a temporary prefix, then builds a user project with
+# find_package(openbpu) (shared and static libdnn) and with pkg-config, and
+# runs each against a writer-built model.
+# Usage: run_install_test.sh <build dir> <source dir> <testdata dir> <work dir> [toolchain file] [emulator...]
+set -eu
+BUILD=$1 SRC=$2 DATA=$3 WORK=$4
+TOOLCHAIN=${5:-}
+shift 4; [ $# -gt 0 ] && shift
+EMU="$*"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+cmake --install "$BUILD" --prefix "$WORK/prefix" > "$WORK/install.log"
+for f in include/dnn/hb_dnn.h include/dnn/hb_sys.h include/dnn/plugin/hb_dnn_plugin.h \
+         include/openbpu/openbpu.h include/openbpu/version.h lib/libdnn.a lib/pkgconfig/openbpu.pc \
+         lib/cmake/openbpu/openbpuConfig.cmake bin/hrt_model_exec; do
+  [ -e "$WORK/prefix/$f" ] || { echo "missing installed file $f"; exit 1; }
+done
+ls "$WORK"/prefix/lib/libdnn.so* > /dev/null
+TC=""
+[ -n "$TOOLCHAIN" ] && TC="-DCMAKE_TOOLCHAIN_FILE=$TOOLCHAIN"
+cmake -S "$SRC/tests/install/consumer" -B "$WORK/consumer" -DCMAKE_PREFIX_PATH="$WORK/prefix" $TC > "$WORK/consumer.log"
+cmake --build "$WORK/consumer" >> "$WORK/consumer.log"
+ARGS="$DATA/tiny_cnn.bin $DATA/tiny_cnn_input.bin $DATA/tiny_cnn_expected.bin"
+LD_LIBRARY_PATH="$WORK/prefix/lib" $EMU "$WORK/consumer/consumer" $ARGS
+$EMU "$WORK/consumer/consumer_static" $ARGS
+# pkg-config (native builds: the compiler is the host's cc)
+if [ -z "$TOOLCHAIN" ]; then
+  PKG_CONFIG_PATH="$WORK/prefix/lib/pkgconfig" cc -o "$WORK/consumer_pc" "$SRC/tests/install/consumer/main.c" \
+    $(PKG_CONFIG_PATH="$WORK/prefix/lib/pkgconfig" pkg-config --cflags --libs openbpu)
+  LD_LIBRARY_PATH="$WORK/prefix/lib" "$WORK/consumer_pc" $ARGS
+fi
+echo "install test passed"
