@@ -53,8 +53,8 @@ class Checker {
     if (esize == 0) return fail(tn + ": unknown data type");
     const auto* valid = t.valid_shape();
     const auto* aligned = t.aligned_shape();
-    if (valid->size() == 0 || valid->size() > static_cast<uint32_t>(kMaxRank))
-      return fail(tn + ": rank " + std::to_string(valid->size()) + " out of range 1..8");
+    if (valid->size() > static_cast<uint32_t>(kMaxRank))
+      return fail(tn + ": rank " + std::to_string(valid->size()) + " out of range 0..8");
     if (aligned->size() != valid->size())
       return fail(tn + ": aligned shape rank differs from valid shape rank");
     int64_t elems = 1;
@@ -81,13 +81,18 @@ class Checker {
           return fail(tn + ": strides run past the aligned byte size");
       }
     }
+    if (const auto* c = t.constant()) {
+      if (!blob(c, (tn + ": constant data").c_str())) return false;
+      if (static_cast<int64_t>(c->size()) < t.aligned_byte_size())
+        return fail(tn + ": constant data smaller than the tensor");
+    }
     if (const auto* q = t.quant()) {
       const uint32_t ns = q->scales() ? q->scales()->size() : 0;
       const uint32_t nsh = q->shifts() ? q->shifts()->size() : 0;
       const uint32_t nz = q->zero_points() ? q->zero_points()->size() : 0;
-      if (q->axis() < 0 || q->axis() >= static_cast<int>(valid->size()))
+      if (q->axis() < 0 || (q->axis() >= static_cast<int>(valid->size()) && valid->size() != 0))
         return fail(tn + ": quantize axis out of range");
-      const int64_t axis_len = valid->Get(static_cast<uint32_t>(q->axis()));
+      const int64_t axis_len = valid->size() == 0 ? 1 : valid->Get(static_cast<uint32_t>(q->axis()));
       auto len_ok = [&](uint32_t n) { return n == 0 || n == 1 || n == axis_len; };
       if (!len_ok(ns) || !len_ok(nsh))
         return fail(tn + ": scale/shift count must be 1 or the size of the quantize axis");
@@ -112,10 +117,13 @@ class Checker {
     if (m.segments()->size() == 0) return fail("model has no segment");
     std::vector<bool> ready(nt, false);
     std::set<uint32_t> io;
+    for (uint32_t i = 0; i < nt; ++i)
+      if (tensors->Get(i)->constant() != nullptr) ready[i] = true;
     for (uint32_t i = 0; i < m.inputs()->size(); ++i) {
       const auto* in = m.inputs()->Get(i);
       if (in->tensor() >= nt) return fail("input " + std::to_string(i) + " tensor index out of range");
       if (!io.insert(in->tensor()).second) return fail("tensor used twice as model input");
+      if (tensors->Get(in->tensor())->constant() != nullptr) return fail("a model input cannot be a constant");
       if (static_cast<int>(in->source()) > 2) return fail("unknown input source");
       ready[in->tensor()] = true;
     }
@@ -139,6 +147,8 @@ class Checker {
       if (outs == nullptr || outs->size() == 0) return fail(sn + ": segment has no output");
       for (uint32_t k = 0; k < outs->size(); ++k) {
         if (outs->Get(k) >= nt) return fail(sn + ": output tensor index out of range");
+        if (tensors->Get(outs->Get(k))->constant() != nullptr)
+          return fail(sn + ": writes to a constant tensor");
         ready[outs->Get(k)] = true;
       }
       switch (seg->kind_type()) {
@@ -188,6 +198,7 @@ int data_type_size(int t) {
     case 10: case 11: case 12: return 2;
     case 13: case 14: case 15: return 4;
     case 16: case 17: case 18: return 8;
+    case 19: return 1;  // BOOL8 (CPU operators)
     default: return 0;
   }
 }

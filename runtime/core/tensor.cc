@@ -10,7 +10,7 @@ namespace openbpu::rt {
 int element_size(int32_t t) {
   switch (t) {
     case kImgY: case kImgNV12: case kImgNV12Separate: case kImgYUV444: case kImgRGB:
-    case kImgBGR: case kS4: case kU4: case kS8: case kU8: return 1;
+    case kImgBGR: case kS4: case kU4: case kS8: case kU8: case kBool8: return 1;
     case kF16: case kS16: case kU16: return 2;
     case kF32: case kS32: case kU32: return 4;
     case kF64: case kS64: case kU64: return 8;
@@ -29,6 +29,7 @@ const char* data_type_name(int32_t t) {
       "HB_DNN_TENSOR_TYPE_U16", "HB_DNN_TENSOR_TYPE_F32", "HB_DNN_TENSOR_TYPE_S32",
       "HB_DNN_TENSOR_TYPE_U32", "HB_DNN_TENSOR_TYPE_F64", "HB_DNN_TENSOR_TYPE_S64",
       "HB_DNN_TENSOR_TYPE_U64"};
+  if (t == kBool8) return "HB_DNN_TENSOR_TYPE_BOOL8";
   return (t >= 0 && t <= kU64) ? names[t] : "HB_DNN_TENSOR_TYPE_UNKNOWN";
 }
 
@@ -150,6 +151,7 @@ float half_to_float(uint16_t h) {
 double load_as_double(int32_t t, const uint8_t* p) {
   switch (t) {
     case kS8: return rd<int8_t>(p);
+    case kBool8: return rd<uint8_t>(p) != 0 ? 1.0 : 0.0;
     case kU8: case kImgY: case kImgNV12: case kImgNV12Separate: case kImgYUV444: case kImgRGB:
     case kImgBGR: return rd<uint8_t>(p);
     case kS16: return rd<int16_t>(p);
@@ -168,6 +170,7 @@ double load_as_double(int32_t t, const uint8_t* p) {
 void store_from_double(int32_t t, double v, uint8_t* p) {
   switch (t) {
     case kS8: wr(p, sat_cast<int8_t>(v)); break;
+    case kBool8: wr(p, static_cast<uint8_t>(v != 0.0 ? 1 : 0)); break;
     case kU8: case kImgY: case kImgNV12: case kImgNV12Separate: case kImgYUV444: case kImgRGB:
     case kImgBGR: wr(p, sat_cast<uint8_t>(v)); break;
     case kS16: wr(p, sat_cast<int16_t>(v)); break;

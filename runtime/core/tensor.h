@@ -18,6 +18,8 @@ enum DataType : int32_t {
   kImgY = 0, kImgNV12 = 1, kImgNV12Separate = 2, kImgYUV444 = 3, kImgRGB = 4, kImgBGR = 5,
   kS4 = 6, kU4 = 7, kS8 = 8, kU8 = 9, kF16 = 10, kS16 = 11, kU16 = 12, kF32 = 13, kS32 = 14,
   kU32 = 15, kF64 = 16, kS64 = 17, kU64 = 18,
+  // Internal only (CPU operators; the value J6-era headers give BOOL8).
+  kBool8 = 19,
 };
 enum Layout : int32_t { kNHWC = 0, kNCHW = 2, kLayoutNone = 255 };
 enum QuantType : int32_t { kQuantNone = 0, kQuantShift = 1, kQuantScale = 2 };

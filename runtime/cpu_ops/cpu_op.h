@@ -22,7 +22,7 @@
 namespace openbpu::rt {
 
 struct AttrValue {
-  enum Type { kInt = 1, kFloat = 2, kString = 3, kInts = 4, kFloats = 5, kStrings = 6, kBlob = 7 };
+  enum Type { kInt = 1, kFloat = 2, kString = 3, kInts = 4, kFloats = 5, kStrings = 6, kBlob = 7, kTensor = 8 };
   Type type = kInt;
   int64_t i = 0;
   float f = 0.0f;
@@ -32,6 +32,11 @@ struct AttrValue {
   std::vector<std::string> strings;
   const uint8_t* blob = nullptr;  // points into the model's data section
   uint64_t blob_size = 0;
+  // kTensor (ONNX tensor-valued attributes, e.g. Constant, ConstantOfShape):
+  // dense row-major data of `tensor_type` (a DataType) and `tensor_dims`.
+  std::shared_ptr<const std::vector<uint8_t>> tensor;
+  int32_t tensor_type = 0;
+  std::vector<int64_t> tensor_dims;
 };
 
 class Attrs {
@@ -44,6 +49,8 @@ class Attrs {
   std::string get_string(const std::string& name, const std::string& def) const;
   std::vector<int64_t> get_ints(const std::string& name) const;
   std::vector<float> get_floats(const std::string& name) const;
+  const std::map<std::string, AttrValue>& all() const { return values_; }
+  void erase(const std::string& name) { values_.erase(name); }
 
  private:
   std::map<std::string, AttrValue> values_;

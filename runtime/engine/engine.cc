@@ -464,8 +464,10 @@ Status make_run(Model* model, const std::vector<IoBuffer>& inputs, const std::ve
     return error(kOutOfMemory, "cannot allocate " + std::to_string(model->arenas->size()) +
                                    " bytes of task memory for model '" + model->name + "'");
   run->ptr.assign(model->tensors.size(), nullptr);
-  for (size_t t = 0; t < model->tensors.size(); ++t)
+  for (size_t t = 0; t < model->tensors.size(); ++t) {
     if (model->arena_offset[t] >= 0) run->ptr[t] = run->arena.vir + model->arena_offset[t];
+    if (model->constant_data[t] != nullptr) run->ptr[t] = const_cast<uint8_t*>(model->constant_data[t]);
+  }
   Status st;
   for (size_t i = 0; i < inputs.size() && st.ok(); ++i) st = bind_input(*run, static_cast<uint32_t>(i), inputs[i]);
   for (size_t i = 0; i < outputs.size() && st.ok(); ++i) st = bind_output(*run, static_cast<uint32_t>(i), outputs[i]);

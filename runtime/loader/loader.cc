@@ -121,7 +121,7 @@ Status plan_arena(Model* m) {
   m->arena_offset.assign(nt, -1);
   for (size_t t = 0; t < nt; ++t) {
     if (m->is_model_input(static_cast<uint32_t>(t)) || m->is_model_output(static_cast<uint32_t>(t)) ||
-        first[t] < 0)
+        first[t] < 0 || m->constant_data[t] != nullptr)
       continue;
     blocks.push_back({binding_size(m->tensors[t]), first[t], std::max(first[t], last[t])});
     owners.emplace_back(0, t);
@@ -167,7 +167,10 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
     return error(kIncompatibleModel, "model '" + m->name + "' targets unknown BPU march '" + m->march + "'");
   OBPU_RETURN_IF_ERROR(device_for_march(*march, &m->device));
 
-  for (const auto* t : *fm.tensors()) m->tensors.push_back(make_tensor(*t));
+  for (const auto* t : *fm.tensors()) {
+    m->tensors.push_back(make_tensor(*t));
+    m->constant_data.push_back(t->constant() ? data_section + t->constant()->offset() : nullptr);
+  }
   for (const auto* in : *fm.inputs()) {
     InputInfo i;
     i.tensor = in->tensor();

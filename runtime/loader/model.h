@@ -75,6 +75,8 @@ class Model {
   drv::Device* device = nullptr;
   std::string name, march;
   std::vector<TensorDesc> tensors;
+  // Data of constant tensors (in the file's data section); nullptr otherwise.
+  std::vector<const uint8_t*> constant_data;
   std::vector<InputInfo> inputs;
   std::vector<OutputInfo> outputs;
   std::vector<Segment> segments;

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "converter/frontend/onnx/onnx_io.h"
+
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "runtime/core/tensor.h"
+#include "schema/writer.h"
+
+namespace openbpu::cvt::onnxio {
+
+namespace {
+
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 19;
+constexpr int64_t kMaxIrVersion = 9;
+
+template <class Src, class Dst> void append_cast(const Src& src, std::vector<uint8_t>* out) {
+  out->resize(static_cast<size_t>(src.size()) * sizeof(Dst));
+  Dst* d = reinterpret_cast<Dst*>(out->data());
+  for (int i = 0; i < src.size(); ++i) d[i] = static_cast<Dst>(src.Get(i));
+}
+
+bool read_external(const onnx::TensorProto& t, const std::string& base_dir, std::vector<uint8_t>* out,
+                   std::string* error) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : t.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    if (kv.key() == "offset") offset = std::stoll(kv.value());
+    if (kv.key() == "length") length = std::stoll(kv.value());
+  }
+  if (location.empty() || location.find("..") != std::string::npos) {
+    *error = "tensor '" + t.name() + "': bad external data location";
+    return false;
+  }
+  std::ifstream f(base_dir + "/" + location, std::ios::binary);
+  if (!f) {
+    *error = "tensor '" + t.name() + "': cannot open external data file " + location;
+    return false;
+  }
+  f.seekg(0, std::ios::end);
+  const int64_t size = f.tellg();
+  if (length < 0) length = size - offset;
+  if (offset < 0 || length < 0 || offset + length > size) {
+    *error = "tensor '" + t.name() + "': external data range out of the file";
+    return false;
+  }
+  out->resize(static_cast<size_t>(length));
+  f.seekg(offset);
+  f.read(reinterpret_cast<char*>(out->data()), length);
+  return true;
+}
+
+void set_shape(onnx::ValueInfoProto* vi, const Value& v) {
+  vi->set_name(v.name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(v.elem_type);
+  if (!v.has_shape) return;
+  auto* shape = tt->mutable_shape();
+  for (int64_t d : v.shape) {
+    auto* dim = shape->add_dim();
+    if (d >= 0) dim->set_dim_value(d);
+  }
+}
+
+void read_type(const onnx::TypeProto& type, Value* v) {
+  if (!type.has_tensor_type()) return;
+  const auto& tt = type.tensor_type();
+  if (tt.elem_type() != 0) v->elem_type = tt.elem_type();
+  if (!tt.has_shape()) return;
+  v->has_shape = true;
+  v->shape.clear();
+  for (const auto& d : tt.shape().dim())
+    v->shape.push_back(d.has_dim_value() && d.dim_value() > 0 ? d.dim_value() : -1);
+}
+
+}  // namespace
+
+bool value_from_tensor(const onnx::TensorProto& t, const std::string& base_dir, Value* out, std::string* error) {
+  Value v;
+  v.name = t.name();
+  v.elem_type = t.data_type();
+  v.has_shape = true;
+  int64_t n = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0) {
+      *error = "tensor '" + t.name() + "' has a negative dimension";
+      return false;
+    }
+    v.shape.push_back(d);
+    n *= d;
+  }
+  const int es = elem_size(v.elem_type);
+  if (es == 0) {
+    *error = "tensor '" + t.name() + "' has unsupported element type " + std::to_string(t.data_type());
+    return false;
+  }
+  std::vector<uint8_t> bytes;
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (!read_external(t, base_dir, &bytes, error)) return false;
+  } else if (t.has_raw_data()) {
+    bytes.assign(t.raw_data().begin(), t.raw_data().end());
+  } else {
+    switch (v.elem_type) {
+      case kFloat: append_cast<decltype(t.float_data()), float>(t.float_data(), &bytes); break;
+      case kDouble: append_cast<decltype(t.double_data()), double>(t.double_data(), &bytes); break;
+      case kInt64: append_cast<decltype(t.int64_data()), int64_t>(t.int64_data(), &bytes); break;
+      case kUint64: append_cast<decltype(t.uint64_data()), uint64_t>(t.uint64_data(), &bytes); break;
+      case kUint32: append_cast<decltype(t.uint64_data()), uint32_t>(t.uint64_data(), &bytes); break;
+      case kInt32: append_cast<decltype(t.int32_data()), int32_t>(t.int32_data(), &bytes); break;
+      case kInt16: append_cast<decltype(t.int32_data()), int16_t>(t.int32_data(), &bytes); break;
+      case kUint16: case kFloat16: append_cast<decltype(t.int32_data()), uint16_t>(t.int32_data(), &bytes); break;
+      case kInt8: append_cast<decltype(t.int32_data()), int8_t>(t.int32_data(), &bytes); break;
+      case kUint8: case kBool: append_cast<decltype(t.int32_data()), uint8_t>(t.int32_data(), &bytes); break;
+      default: break;
+    }
+  }
+  if (static_cast<int64_t>(bytes.size()) != n * es) {
+    *error = "tensor '" + t.name() + "' holds " + std::to_string(bytes.size()) + " bytes, its shape needs " +
+             std::to_string(n * es);
+    return false;
+  }
+  v.data = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  *out = std::move(v);
+  return true;
+}
+
+void value_to_tensor(const Value& v, onnx::TensorProto* t) {
+  t->set_name(v.name);
+  t->set_data_type(v.elem_type);
+  for (int64_t d : v.shape) t->add_dims(d);
+  if (v.data) t->set_raw_data(v.data->data(), v.data->size());
+}
+
+bool attrs_from_node(const onnx::NodeProto& n, rt::Attrs* attrs, std::string* error) {
+  for (const auto& a : n.attribute()) {
+    rt::AttrValue v;
+    switch (a.type()) {
+      case onnx::AttributeProto::FLOAT: v.type = rt::AttrValue::kFloat, v.f = a.f(); break;
+      case onnx::AttributeProto::INT: v.type = rt::AttrValue::kInt, v.i = a.i(); break;
+      case onnx::AttributeProto::STRING: v.type = rt::AttrValue::kString, v.s = a.s(); break;
+      case onnx::AttributeProto::FLOATS:
+        v.type = rt::AttrValue::kFloats;
+        v.floats.assign(a.floats().begin(), a.floats().end());
+        break;
+      case onnx::AttributeProto::INTS:
+        v.type = rt::AttrValue::kInts;
+        v.ints.assign(a.ints().begin(), a.ints().end());
+        break;
+      case onnx::AttributeProto::STRINGS:
+        v.type = rt::AttrValue::kStrings;
+        v.strings.assign(a.strings().begin(), a.strings().end());
+        break;
+      case onnx::AttributeProto::TENSOR: {
+        Value tv;
+        if (!value_from_tensor(a.t(), ".", &tv, error)) return false;
+        v.type = rt::AttrValue::kTensor;
+        v.tensor = tv.data;
+        v.tensor_type = to_rt_type(tv.elem_type);
+        v.tensor_dims = tv.shape;
+        break;
+      }
+      default:
+        *error = "node '" + n.name() + "' (" + n.op_type() + "): attribute '" + a.name() +
+                 "' of type " + std::to_string(a.type()) + " (graphs / sparse tensors) is not supported";
+        return false;
+    }
+    attrs->set(a.name(), std::move(v));
+  }
+  return true;
+}
+
+void attrs_to_node(const rt::Attrs& attrs, onnx::NodeProto* n) {
+  for (const auto& [name, v] : attrs.all()) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    switch (v.type) {
+      case rt::AttrValue::kFloat: a->set_type(onnx::AttributeProto::FLOAT), a->set_f(v.f); break;
+      case rt::AttrValue::kInt: a->set_type(onnx::AttributeProto::INT), a->set_i(v.i); break;
+      case rt::AttrValue::kString: a->set_type(onnx::AttributeProto::STRING), a->set_s(v.s); break;
+      case rt::AttrValue::kFloats:
+        a->set_type(onnx::AttributeProto::FLOATS);
+        for (float f : v.floats) a->add_floats(f);
+        break;
+      case rt::AttrValue::kInts:
+        a->set_type(onnx::AttributeProto::INTS);
+        for (int64_t i : v.ints) a->add_ints(i);
+        break;
+      case rt::AttrValue::kStrings:
+        a->set_type(onnx::AttributeProto::STRINGS);
+        for (const auto& s : v.strings) a->add_strings(s);
+        break;
+      case rt::AttrValue::kTensor: {
+        a->set_type(onnx::AttributeProto::TENSOR);
+        Value tv;
+        tv.elem_type = from_rt_type(v.tensor_type);
+        tv.shape = v.tensor_dims;
+        tv.data = v.tensor;
+        value_to_tensor(tv, a->mutable_t());
+        break;
+      }
+      case rt::AttrValue::kBlob:
+        a->set_type(onnx::AttributeProto::STRING);
+        a->set_s(std::string(reinterpret_cast<const char*>(v.blob), v.blob_size));
+        break;
+    }
+  }
+}
+
+bool import_model(const onnx::ModelProto& m, const std::string& base_dir, Graph* g, std::string* error) {
+  if (m.ir_version() > kMaxIrVersion) {
+    *error = "ONNX IR version " + std::to_string(m.ir_version()) + " is newer than supported (<= " +
+             std::to_string(kMaxIrVersion) + ")";
+    return false;
+  }
+  g->ir_version = m.ir_version();
+  g->opset = -1;
+  for (const auto& op : m.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx") g->opset = op.version();
+  if (g->opset < kMinOpset || g->opset > kMaxOpset) {
+    *error = "ONNX opset " + std::to_string(g->opset) + " is not supported (supported: " +
+             std::to_string(kMinOpset) + ".." + std::to_string(kMaxOpset) + ")";
+    return false;
+  }
+  const auto& graph = m.graph();
+  g->name = graph.name();
+  std::set<std::string> initializers;
+  for (const auto& t : graph.initializer()) {
+    Value v;
+    if (!value_from_tensor(t, base_dir, &v, error)) return false;
+    initializers.insert(v.name);
+    g->values[v.name] = std::move(v);
+  }
+  for (const auto& in : graph.input()) {
+    if (initializers.count(in.name())) continue;
+    Value v;
+    v.name = in.name();
+    read_type(in.type(), &v);
+    if (v.elem_type != kFloat && v.elem_type != kUint8 && v.elem_type != kInt8) {
+      *error = "model input '" + in.name() + "' has element type " + elem_name(v.elem_type) +
+               " (float32, uint8 or int8 expected)";
+      return false;
+    }
+    g->values[v.name] = v;
+    g->inputs.push_back(in.name());
+  }
+  for (const auto& vi : graph.value_info()) {
+    Value& v = g->values[vi.name()];
+    v.name = vi.name();
+    if (!v.is_constant()) read_type(vi.type(), &v);
+  }
+  int unnamed = 0;
+  for (const auto& np : graph.node()) {
+    Node n;
+    n.name = np.name().empty() ? np.op_type() + "_" + std::to_string(unnamed++) : np.name();
+    n.op_type = np.op_type();
+    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    if (!n.domain.empty() && n.domain != "openbpu") {
+      *error = "node '" + n.name + "': operator " + n.domain + "::" + n.op_type +
+               " is from a custom domain the converter does not know";
+      return false;
+    }
+    n.inputs.assign(np.input().begin(), np.input().end());
+    n.outputs.assign(np.output().begin(), np.output().end());
+    if (!attrs_from_node(np, &n.attrs, error)) return false;
+    for (const auto& o : n.outputs) {
+      Value& v = g->values[o];
+      v.name = o;
+    }
+    for (const auto& in : n.inputs)
+      if (!in.empty() && g->values.count(in) == 0) {
+        *error = "node '" + n.name + "' reads '" + in + "', which no node, input or initializer defines";
+        return false;
+      }
+    g->nodes.push_back(std::move(n));
+  }
+  for (const auto& out : graph.output()) {
+    Value& v = g->values[out.name()];
+    v.name = out.name();
+    read_type(out.type(), &v);
+    g->outputs.push_back(out.name());
+  }
+  if (g->inputs.empty()) {
+    *error = "the model has no (non-initializer) input";
+    return false;
+  }
+  return g->topo_sort(error);
+}
+
+bool load_model(const std::string& path, Graph* graph, std::string* error) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    *error = "cannot open ONNX model '" + path + "'";
+    return false;
+  }
+  onnx::ModelProto m;
+  if (!m.ParseFromIstream(&f)) {
+    *error = "'" + path + "' is not a valid ONNX model (protobuf parse failed)";
+    return false;
+  }
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  return import_model(m, dir, graph, error);
+}
+
+void export_model(const Graph& g, onnx::ModelProto* m) {
+  m->set_ir_version(std::max<int64_t>(g.ir_version, 7));
+  m->set_producer_name("openbpu hb_mapper");
+  auto* op = m->add_opset_import();
+  op->set_domain("");
+  op->set_version(g.opset);
+  std::set<std::string> domains;
+  for (const auto& n : g.nodes)
+    if (!n.domain.empty()) domains.insert(n.domain);
+  for (const auto& d : domains) {
+    auto* o = m->add_opset_import();
+    o->set_domain(d);
+    o->set_version(1);
+  }
+  auto* graph = m->mutable_graph();
+  graph->set_name(g.name.empty() ? "openbpu" : g.name);
+  std::set<std::string> written;
+  for (const auto& in : g.inputs) {
+    const Value* v = g.value(in);
+    if (v) set_shape(graph->add_input(), *v);
+    written.insert(in);
+  }
+  for (const auto& n : g.nodes) {
+    auto* np = graph->add_node();
+    np->set_name(n.name);
+    np->set_op_type(n.op_type);
+    if (!n.domain.empty()) np->set_domain(n.domain);
+    for (const auto& i : n.inputs) np->add_input(i);
+    for (const auto& o : n.outputs) np->add_output(o);
+    attrs_to_node(n.attrs, np);
+    for (const auto& i : n.inputs) {
+      const Value* v = g.value(i);
+      if (v && v->is_constant() && written.insert(i).second) value_to_tensor(*v, graph->add_initializer());
+    }
+  }
+  for (const auto& out : g.outputs) {
+    const Value* v = g.value(out);
+    if (v) set_shape(graph->add_output(), *v);
+    written.insert(out);
+  }
+  for (const auto& [name, v] : g.values)
+    if (!written.count(name) && !v.is_constant() && v.has_shape) set_shape(graph->add_value_info(), v);
+}
+
+bool save_model(const Graph& g, const std::string& path, std::string* error) {
+  onnx::ModelProto m;
+  export_model(g, &m);
+  std::string bytes;
+  if (!m.SerializeToString(&bytes)) {
+    *error = "cannot serialize ONNX model for " + path;
+    return false;
+  }
+  return model::write_file_atomic(path, std::vector<uint8_t>(bytes.begin(), bytes.end()), error);
+}
+
+bool infer_shapes(Graph* g, std::string* error) {
+  onnx::ModelProto m;
+  export_model(*g, &m);
+  try {
+    onnx::ShapeInferenceOptions options;
+    options.check_type = false;
+    options.error_mode = 0;  // skip nodes ONNX cannot infer (our own domain)
+    options.enable_data_propagation = true;
+    onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    *error = std::string("ONNX shape inference failed: ") + e.what();
+    return false;
+  }
+  auto update = [&](const onnx::ValueInfoProto& vi) {
+    Value* v = g->value(vi.name());
+    if (v == nullptr || v->is_constant()) return;
+    Value inferred;
+    read_type(vi.type(), &inferred);
+    if (!inferred.has_shape) {
+      if (vi.type().tensor_type().elem_type() != 0) v->elem_type = inferred.elem_type;
+      return;
+    }
+    if (!v->has_shape || v->shape.size() != inferred.shape.size()) {
+      v->has_shape = true;
+      v->shape = inferred.shape;
+    } else {
+      for (size_t i = 0; i < v->shape.size(); ++i)
+        if (v->shape[i] < 0) v->shape[i] = inferred.shape[i];
+    }
+    v->elem_type = inferred.elem_type;
+  };
+  for (const auto& vi : m.graph().value_info()) update(vi);
+  for (const auto& vi : m.graph().output()) update(vi);
+  return true;
+}
+
+}  // namespace openbpu::cvt::onnxio

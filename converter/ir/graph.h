@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// The converter's float IR: an ONNX-like graph of named values and nodes.
+// Values carry an element type (ONNX TensorProto::DataType numbering), a
+// static shape once shape inference ran, and constant data when they are
+// initializers or folded. Node attributes reuse the runtime CPU operator
+// library's Attrs, so the float reference executor runs nodes directly.
+#ifndef OPENBPU_CONVERTER_IR_GRAPH_H_
+#define OPENBPU_CONVERTER_IR_GRAPH_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/cpu_ops/cpu_op.h"
+
+namespace openbpu::cvt {
+
+// ONNX TensorProto::DataType values.
+enum ElemType : int32_t {
+  kUndefined = 0, kFloat = 1, kUint8 = 2, kInt8 = 3, kUint16 = 4, kInt16 = 5, kInt32 = 6,
+  kInt64 = 7, kString = 8, kBool = 9, kFloat16 = 10, kDouble = 11, kUint32 = 12, kUint64 = 13,
+};
+
+int elem_size(int32_t elem_type);           // bytes; 0 for unsupported types
+const char* elem_name(int32_t elem_type);   // "float32", "int64", ...
+// Runtime data type (rt::DataType, hbDNNDataType numbering) of an element type; -1 if none.
+int32_t to_rt_type(int32_t elem_type);
+int32_t from_rt_type(int32_t rt_type);
+
+struct Value {
+  std::string name;
+  int32_t elem_type = kFloat;
+  bool has_shape = false;
+  std::vector<int64_t> shape;  // -1 = unknown dimension
+  std::shared_ptr<const std::vector<uint8_t>> data;  // constant, dense row-major
+
+  bool is_constant() const { return data != nullptr; }
+  bool shape_known() const;  // has_shape and no unknown dimension
+  int64_t elements() const;  // product of the shape (-1 if unknown)
+  // Typed view of constant data (caller checks elem_type).
+  template <class T> const T* as() const { return reinterpret_cast<const T*>(data->data()); }
+  // Constant data converted to double / int64 (any numeric type).
+  std::vector<double> to_doubles() const;
+  std::vector<int64_t> to_ints() const;
+};
+
+struct Node {
+  std::string name;
+  std::string op_type;
+  std::string domain;  // "" = ONNX; "openbpu" for our fused/quantized operators
+  std::vector<std::string> inputs;  // "" = absent optional input
+  std::vector<std::string> outputs;
+  rt::Attrs attrs;
+};
+
+class Graph {
+ public:
+  std::string name;
+  int64_t opset = 11;
+  int64_t ir_version = 7;
+  std::vector<Node> nodes;  // topologically sorted
+  std::map<std::string, Value> values;
+  std::vector<std::string> inputs, outputs;
+
+  Value* value(const std::string& name);
+  const Value* value(const std::string& name) const;
+  // Node producing a value (nullptr for graph inputs and initializers).
+  const Node* producer(const std::string& value) const;
+  // Indices of nodes reading a value.
+  std::vector<size_t> consumers(const std::string& value) const;
+  bool is_graph_output(const std::string& value) const;
+  // A value name not used yet, derived from `base`.
+  std::string unique_name(const std::string& base) const;
+  // Adds a constant value and returns its name.
+  std::string add_constant(const std::string& base, int32_t elem_type, const std::vector<int64_t>& shape,
+                           std::vector<uint8_t> bytes);
+  // Re-sorts nodes topologically; false when the graph has a cycle.
+  bool topo_sort(std::string* error);
+  // Removes nodes whose outputs nobody uses, and values nothing refers to.
+  void remove_dead();
+  // Replaces every use of `from` by `to` (graph outputs included).
+  void replace_uses(const std::string& from, const std::string& to);
+};
+
+}  // namespace openbpu::cvt
+
+#endif  // OPENBPU_CONVERTER_IR_GRAPH_H_
