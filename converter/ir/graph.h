@@ -36,6 +36,17 @@ struct Value {
   std::vector<int64_t> shape;  // -1 = unknown dimension
   std::shared_ptr<const std::vector<uint8_t>> data;  // constant, dense row-major
 
+  // Runtime representation, set on values of the quantized graph: when
+  // `native` is set, the value is stored like a model tensor of the .bin:
+  // `rt_type` (hbDNNDataType, e.g. S8 or IMG_NV12), `layout`, `valid` and
+  // `aligned` shapes in layout order, `byte_size`, and its quantization.
+  bool native = false;
+  int32_t rt_type = 0;
+  int32_t layout = 255;
+  std::vector<int64_t> valid, aligned;
+  int64_t byte_size = 0;
+  rt::QuantInfo quant;
+
   bool is_constant() const { return data != nullptr; }
   bool shape_known() const;  // has_shape and no unknown dimension
   int64_t elements() const;  // product of the shape (-1 if unknown)

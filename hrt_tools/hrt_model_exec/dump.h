@@ -13,12 +13,12 @@
 namespace openbpu::tools {
 
 struct DumpConfig {
-  std::string dir;             // empty: current directory
-  std::string format = "bin";  // bin | txt
-  int precision = 9;           // decimals of floats in txt
-  int txt_axis = 4;            // txt line break axis
-  bool dequantize = false;     // float32 valid data (hybrid_dequantize_process)
-  bool remove_padding = false; // valid data of the output's own type
+  std::string dir;              // empty: current directory
+  std::string format = "bin";   // bin | txt
+  int precision = 9;            // decimals of floats in txt
+  int txt_axis = 4;             // txt line break axis
+  bool dequantize = false;      // float32 valid data (hybrid_dequantize_process)
+  bool remove_padding = false;  // valid data of the output's own type
 };
 
 // Creates cfg.dir when missing.

@@ -64,9 +64,10 @@ bool load_image(const std::string& file, int index, const std::string& name, boo
   const int32_t type = p.tensorType;
   int h = 0, w = 0;
   if (!is_image_type(type) || !image_hw(p, &h, &w)) {
-    log_error("image file '%s' given for input[%d] '%s' of type %s: images feed image inputs "
-              "(NV12, Y, RGB, BGR, YUV444) only; give a .bin or .txt file",
-              file.c_str(), index, name.c_str(), data_type_name(type));
+    log_error(
+        "image file '%s' given for input[%d] '%s' of type %s: images feed image inputs "
+        "(NV12, Y, RGB, BGR, YUV444) only; give a .bin or .txt file",
+        file.c_str(), index, name.c_str(), data_type_name(type));
     return false;
   }
   cv::Mat img = cv::imread(file, cv::IMREAD_COLOR);
@@ -108,7 +109,8 @@ bool load_image(const std::string& file, int index, const std::string& name, boo
       break;
     case HB_DNN_IMG_TYPE_Y:
       cv::cvtColor(img, conv, cv::COLOR_BGR2GRAY);
-      for (int y = 0; y < h; ++y) std::memcpy(frame.data() + static_cast<size_t>(y) * w, conv.ptr(y), w);
+      for (int y = 0; y < h; ++y)
+        std::memcpy(frame.data() + static_cast<size_t>(y) * w, conv.ptr(y), w);
       break;
     case HB_DNN_IMG_TYPE_RGB:
       cv::cvtColor(img, conv, cv::COLOR_BGR2RGB);
@@ -135,10 +137,11 @@ bool load_image(const std::string& file, int index, const std::string& name, boo
                 InputData* data) {
   (void)keep_size;
   (void)data;
-  log_error("image file '%s' for input[%d] '%s' needs OpenCV, and this hrt_model_exec was built "
-            "without it (OPENBPU_WITH_OPENCV=OFF): convert the image to a .bin file (e.g. NV12 "
-            "H*W*3/2 bytes) instead",
-            file.c_str(), index, name.c_str());
+  log_error(
+      "image file '%s' for input[%d] '%s' needs OpenCV, and this hrt_model_exec was built "
+      "without it (OPENBPU_WITH_OPENCV=OFF): convert the image to a .bin file (e.g. NV12 "
+      "H*W*3/2 bytes) instead",
+      file.c_str(), index, name.c_str());
   return false;
 }
 

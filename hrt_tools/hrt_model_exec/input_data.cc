@@ -78,8 +78,8 @@ bool load_txt(const std::string& file, const ModelDesc& d, int i, InputData* dat
     const double v = std::strtod(p, &end);
     if (end == p) {
       std::string token(p, std::strcspn(p, " \t\r\n,"));
-      log_error("input file '%s': '%s' (number %lld) is not a number", file.c_str(),
-                token.c_str(), static_cast<long long>(count + 1));
+      log_error("input file '%s': '%s' (number %lld) is not a number", file.c_str(), token.c_str(),
+                static_cast<long long>(count + 1));
       return false;
     }
     store_element(v, is_image_type(type) ? HB_DNN_TENSOR_TYPE_U8 : type,
@@ -132,7 +132,8 @@ bool load_inputs(const ModelDesc& desc, const std::vector<std::string>& files, b
     const bool resizer = desc.input_sources[k] == HB_DNN_INPUT_FROM_RESIZER;
     any_resizer = any_resizer || resizer;
     if (resizer && !roi_infer) {
-      log_error("%s is a resizer input: run with --roi_infer=true and --roi", describe_input(desc, i).c_str());
+      log_error("%s is a resizer input: run with --roi_infer=true and --roi",
+                describe_input(desc, i).c_str());
       return false;
     }
     const std::string suffix = lower_suffix(file);
@@ -148,8 +149,10 @@ bool load_inputs(const ModelDesc& desc, const std::vector<std::string>& files, b
     } else if (suffix == "txt") {
       ok = load_txt(file, desc, i, &data);
     } else {
-      log_error("input file '%s' has an unsupported suffix: use bin or txt (feature data) or "
-                "jpg/jpeg/png (images)", file.c_str());
+      log_error(
+          "input file '%s' has an unsupported suffix: use bin or txt (feature data) or "
+          "jpg/jpeg/png (images)",
+          file.c_str());
       ok = false;
     }
     if (!ok) return false;
@@ -169,8 +172,9 @@ bool random_inputs(const ModelDesc& desc, uint32_t seed, std::vector<InputData>*
   for (size_t k = 0; k < desc.inputs.size(); ++k) {
     if (!check_supported(desc, static_cast<int>(k))) return false;
     if (desc.input_sources[k] == HB_DNN_INPUT_FROM_RESIZER) {
-      log_error("%s is a resizer input: perf needs --input_file with an image and --roi_infer, --roi",
-                describe_input(desc, static_cast<int>(k)).c_str());
+      log_error(
+          "%s is a resizer input: perf needs --input_file with an image and --roi_infer, --roi",
+          describe_input(desc, static_cast<int>(k)).c_str());
       return false;
     }
     InputData data;

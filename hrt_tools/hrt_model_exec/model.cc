@@ -169,12 +169,12 @@ int32_t core_mask(int core_id) { return core_id <= 0 ? HB_BPU_CORE_ANY : (1 << (
 
 const char* data_type_name(int32_t type) {
   static const char* kNames[] = {
-      "HB_DNN_IMG_TYPE_Y",         "HB_DNN_IMG_TYPE_NV12",     "HB_DNN_IMG_TYPE_NV12_SEPARATE",
-      "HB_DNN_IMG_TYPE_YUV444",    "HB_DNN_IMG_TYPE_RGB",      "HB_DNN_IMG_TYPE_BGR",
-      "HB_DNN_TENSOR_TYPE_S4",     "HB_DNN_TENSOR_TYPE_U4",    "HB_DNN_TENSOR_TYPE_S8",
-      "HB_DNN_TENSOR_TYPE_U8",     "HB_DNN_TENSOR_TYPE_F16",   "HB_DNN_TENSOR_TYPE_S16",
-      "HB_DNN_TENSOR_TYPE_U16",    "HB_DNN_TENSOR_TYPE_F32",   "HB_DNN_TENSOR_TYPE_S32",
-      "HB_DNN_TENSOR_TYPE_U32",    "HB_DNN_TENSOR_TYPE_F64",   "HB_DNN_TENSOR_TYPE_S64",
+      "HB_DNN_IMG_TYPE_Y",      "HB_DNN_IMG_TYPE_NV12",   "HB_DNN_IMG_TYPE_NV12_SEPARATE",
+      "HB_DNN_IMG_TYPE_YUV444", "HB_DNN_IMG_TYPE_RGB",    "HB_DNN_IMG_TYPE_BGR",
+      "HB_DNN_TENSOR_TYPE_S4",  "HB_DNN_TENSOR_TYPE_U4",  "HB_DNN_TENSOR_TYPE_S8",
+      "HB_DNN_TENSOR_TYPE_U8",  "HB_DNN_TENSOR_TYPE_F16", "HB_DNN_TENSOR_TYPE_S16",
+      "HB_DNN_TENSOR_TYPE_U16", "HB_DNN_TENSOR_TYPE_F32", "HB_DNN_TENSOR_TYPE_S32",
+      "HB_DNN_TENSOR_TYPE_U32", "HB_DNN_TENSOR_TYPE_F64", "HB_DNN_TENSOR_TYPE_S64",
       "HB_DNN_TENSOR_TYPE_U64"};
   if (type < 0 || type >= HB_DNN_TENSOR_TYPE_MAX) return "HB_DNN_TENSOR_TYPE_UNKNOWN";
   return kNames[type];
@@ -215,7 +215,9 @@ std::string shape_str(const hbDNNTensorShape& s) {
   return out + ")";
 }
 
-bool is_image_type(int32_t type) { return type >= HB_DNN_IMG_TYPE_Y && type <= HB_DNN_IMG_TYPE_BGR; }
+bool is_image_type(int32_t type) {
+  return type >= HB_DNN_IMG_TYPE_Y && type <= HB_DNN_IMG_TYPE_BGR;
+}
 
 int element_size(int32_t type) {
   switch (type) {

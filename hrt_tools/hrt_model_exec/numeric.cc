@@ -11,20 +11,24 @@ namespace openbpu::tools {
 
 namespace {
 
-template <class T> T get(const uint8_t* p) {
+template <class T>
+T get(const uint8_t* p) {
   T v;
   std::memcpy(&v, p, sizeof(T));  // outputs need not be aligned for T
   return v;
 }
 
-template <class T> void put(double v, uint8_t* p) {
+template <class T>
+void put(double v, uint8_t* p) {
   T out;
   if constexpr (std::numeric_limits<T>::is_integer) {
     const double r = std::nearbyint(v);
     const double lo = static_cast<double>(std::numeric_limits<T>::min());
     const double hi = static_cast<double>(std::numeric_limits<T>::max());
-    out = std::isnan(r) ? T(0) : r <= lo ? std::numeric_limits<T>::min()
-                                 : r >= hi ? std::numeric_limits<T>::max() : static_cast<T>(r);
+    out = std::isnan(r) ? T(0)
+          : r <= lo     ? std::numeric_limits<T>::min()
+          : r >= hi     ? std::numeric_limits<T>::max()
+                        : static_cast<T>(r);
   } else {
     out = static_cast<T>(v);
   }

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "options.h"
 
+#include <strings.h>
+
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <strings.h>
 
 #include "log.h"
 #include "openbpu/version.h"
@@ -48,60 +49,68 @@ Flag B(const char* n, const char* d, const char* m, const char* h, bool Options:
 // gen-B additions.
 const std::vector<Flag>& flags() {
   static const std::vector<Flag> table = {
-      S("model_file", "\"\"", "all", "Model file path(s), comma separated (required).",
+      S("model_file", "\"\"", "all", "Model files, comma separated (required).",
         &Options::model_file),
       S("model_name", "\"\"", "all",
-        "Model to use when the file(s) hold several; model_info prints all without it.",
+        "Model to use when the file(s) hold several;\n"
+        "model_info prints all models without it.",
         &Options::model_name),
       I("core_id", "0", "infer,perf", "BPU core: 0 any core, 1 core0, 2 core1.", &Options::core_id),
       S("input_file", "\"\"", "infer,perf",
-        "Input files, comma separated, one per model input in input order:\n"
-        "image (jpg/jpeg/png/JPG/JPEG/PNG) or feature (bin/txt).",
+        "Input files, comma separated, one per model\n"
+        "input in input order: image (jpg/jpeg/png/\n"
+        "JPG/JPEG/PNG) or feature (bin/txt).",
         &Options::input_file),
-      B("roi_infer", "false", "infer,perf", "Run a model with resizer inputs on --roi regions.",
+      B("roi_infer", "false", "infer,perf", "Resizer-input inference on --roi regions.",
         &Options::roi_infer),
       S("roi", "\"\"", "infer,perf",
-        "ROIs for resizer inputs: \"left,top,right,bottom\" each, ';' separated.", &Options::roi),
+        "ROIs of the resizer inputs, ';' separated:\n"
+        "\"left,top,right,bottom;...\"",
+        &Options::roi),
       I("frame_count", "1/200", "infer,perf",
-        "Frames to run: infer default 1, perf default 200 (used when perf_time is 0).",
+        "Frames to run: infer default 1, perf 200\n"
+        "(perf: used when perf_time is 0).",
         &Options::frame_count),
       S("dump_intermediate", "0", "infer,perf",
-        "Per-layer dump 0..3 (only 0, off, is available in this version).",
+        "Per-layer dump 0..3 (only 0 = off is\n"
+        "available in this version).",
         &Options::dump_intermediate),
       B("enable_dump", "false", "infer", "Dump model inputs and outputs.", &Options::enable_dump),
       I("dump_precision", "9", "infer", "Decimal digits of floats in txt dumps.",
         &Options::dump_precision),
       B("hybrid_dequantize_process", "false", "infer",
-        "With enable_dump: dump outputs as float32 valid data (integer outputs dequantized).",
+        "With enable_dump: outputs as float32 valid\n"
+        "data (integer outputs dequantized).",
         &Options::hybrid_dequantize_process),
       S("dump_format", "bin", "infer", "Dump file format: bin or txt.", &Options::dump_format),
       I("dump_txt_axis", "4", "infer",
-        "txt dumps: line break after each index of this axis, range [0, n] for n-D data.",
+        "txt dumps: line break axis, [0, n] for\n"
+        "n-D data (4 on 4-D: a number per line).",
         &Options::dump_txt_axis),
-      B("enable_cls_post_process", "false", "infer",
-        "Print the top-5 classes of output 0 (classification models).",
+      B("enable_cls_post_process", "false", "infer", "Print the top-5 classes of output 0.",
         &Options::enable_cls_post_process),
-      I("perf_time", "0", "perf", "Run time in minutes; when not 0 frame_count is ignored.",
+      I("perf_time", "0", "perf",
+        "Run time in minutes (not 0: frame_count is\n"
+        "ignored).",
         &Options::perf_time),
-      I("thread_num", "1", "perf", "Submitting threads, range [1, 8] (larger values use 8).",
-        &Options::thread_num),
+      I("thread_num", "1", "perf", "Submitting threads, [1, 8] (more: 8).", &Options::thread_num),
       S("profile_path", "\"\"", "perf",
-        "Directory for profiler.log and profiler.csv (off when empty).", &Options::profile_path),
-      S("dump_path", "\"\"", "infer", "Directory for dump files (default: current directory).",
+        "Directory for profiler.log and profiler.csv\n"
+        "(off when empty).",
+        &Options::profile_path),
+      S("dump_path", "\"\"", "infer", "Directory of dump files (default: cwd).",
         &Options::dump_path),
       B("dequantize_process", "false", "infer", "Same as hybrid_dequantize_process.",
         &Options::dequantize_process),
       B("remove_padding_process", "false", "infer",
-        "With enable_dump: dump outputs as valid (unpadded) data of their own type.",
+        "With enable_dump: outputs as valid\n"
+        "(unpadded) data of their own type.",
         &Options::remove_padding_process),
-      S("input_img_properties", "\"\"", "infer,perf",
-        "Y/UV image tags of hbm models (not applicable to .bin models).",
+      S("input_img_properties", "\"\"", "infer,perf", "hbm models only (rejected).",
         &Options::input_img_properties),
-      S("input_valid_shape", "\"\"", "infer,perf",
-        "Dynamic input shapes of hbm models (not applicable to .bin models).",
+      S("input_valid_shape", "\"\"", "infer,perf", "hbm models only (rejected).",
         &Options::input_valid_shape),
-      S("input_stride", "\"\"", "infer,perf",
-        "Dynamic input strides of hbm models (not applicable to .bin models).",
+      S("input_stride", "\"\"", "infer,perf", "hbm models only (rejected).",
         &Options::input_stride),
   };
   return table;
@@ -145,9 +154,7 @@ const char* type_name(Type t) {
 
 bool set_flag(const Flag& f, const std::string& value, Options* opt) {
   switch (f.type) {
-    case Type::kString:
-      opt->*(f.str) = value;
-      return true;
+    case Type::kString: opt->*(f.str) = value; return true;
     case Type::kInt:
       if (parse_int(value, &(opt->*(f.num)))) return true;
       break;
@@ -191,10 +198,11 @@ bool validate(Options* opt) {
   if (di != "0" && opt->mode != Mode::kModelInfo) {
     // Per-layer data is not reachable through the public libdnn API of this
     // version; pretending with model outputs only would mislead.
-    std::fprintf(stderr,
-                 "ERROR: flag 'dump_intermediate=%s' is not available in this version: libdnn has no "
-                 "public per-layer dump interface; use --enable_dump for model inputs/outputs\n",
-                 di.c_str());
+    std::fprintf(
+        stderr,
+        "ERROR: flag 'dump_intermediate=%s' is not available in this version: libdnn has no "
+        "public per-layer dump interface; use --enable_dump for model inputs/outputs\n",
+        di.c_str());
     return false;
   }
   if (!opt->input_img_properties.empty())
@@ -210,8 +218,7 @@ bool validate(Options* opt) {
                  "separated)\n");
     return false;
   }
-  if (!opt->roi.empty() && !opt->roi_infer)
-    log_warn("--roi is ignored without --roi_infer=true");
+  if (!opt->roi.empty() && !opt->roi_infer) log_warn("--roi is ignored without --roi_infer=true");
   if (opt->dequantize_process) opt->hybrid_dequantize_process = true;
   return true;
 }
@@ -257,7 +264,7 @@ void print_usage() {
     size_t pos = help.find('\n');
     while (pos != std::string::npos) {
       const size_t next = help.find('\n', pos + 1);
-      std::printf("  %-57s %s\n", "", help.substr(pos + 1, next - pos - 1).c_str());
+      std::printf("  %-56s %s\n", "", help.substr(pos + 1, next - pos - 1).c_str());
       pos = next;
     }
   }

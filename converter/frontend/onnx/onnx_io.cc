@@ -80,6 +80,42 @@ void read_type(const onnx::TypeProto& type, Value* v) {
     v->shape.push_back(d.has_dim_value() && d.dim_value() > 0 ? d.dim_value() : -1);
 }
 
+// The value of a Constant node (value, value_float(s), value_int(s)).
+bool constant_node_value(const onnx::NodeProto& n, Value* out, std::string* error) {
+  for (const auto& a : n.attribute()) {
+    Value v;
+    v.has_shape = true;
+    std::vector<uint8_t> bytes;
+    if (a.name() == "value") return value_from_tensor(a.t(), ".", out, error);
+    if (a.name() == "value_float") {
+      v.elem_type = kFloat;
+      const float f = a.f();
+      bytes.resize(4);
+      std::memcpy(bytes.data(), &f, 4);
+    } else if (a.name() == "value_floats") {
+      v.elem_type = kFloat;
+      v.shape = {a.floats_size()};
+      append_cast<decltype(a.floats()), float>(a.floats(), &bytes);
+    } else if (a.name() == "value_int") {
+      v.elem_type = kInt64;
+      const int64_t i = a.i();
+      bytes.resize(8);
+      std::memcpy(bytes.data(), &i, 8);
+    } else if (a.name() == "value_ints") {
+      v.elem_type = kInt64;
+      v.shape = {a.ints_size()};
+      append_cast<decltype(a.ints()), int64_t>(a.ints(), &bytes);
+    } else {
+      continue;
+    }
+    v.data = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+    *out = std::move(v);
+    return true;
+  }
+  *error = "Constant node '" + n.name() + "' has no supported value attribute";
+  return false;
+}
+
 }  // namespace
 
 bool value_from_tensor(const onnx::TensorProto& t, const std::string& base_dir, Value* out, std::string* error) {
@@ -269,6 +305,14 @@ bool import_model(const onnx::ModelProto& m, const std::string& base_dir, Graph*
     n.inputs.assign(np.input().begin(), np.input().end());
     n.outputs.assign(np.output().begin(), np.output().end());
     if (!attrs_from_node(np, &n.attrs, error)) return false;
+    if (n.op_type == "Constant" && n.domain.empty() && n.outputs.size() == 1) {
+      // Constants become values right away.
+      Value v;
+      if (!constant_node_value(np, &v, error)) return false;
+      v.name = n.outputs[0];
+      g->values[v.name] = std::move(v);
+      continue;
+    }
     for (const auto& o : n.outputs) {
       Value& v = g->values[o];
       v.name = o;

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// Lowering of a BPU subgraph of the float graph to a BPU program: the
+// context shared by the per-operator emitters.
+//
+// Every float value on the BPU is stored in the native layout: its shape is
+// seen as 4-D logical NCHW (rank < 4 shapes get trailing 1s, rank 1 [K] is
+// [1, K, 1, 1]) and laid out NHWC with the channel count padded to the
+// march's alignment. Quantization: int8 (or int16) symmetric with one scale
+// per tensor, or int32 with one scale per channel for high-precision tail
+// convolutions.
+#ifndef OPENBPU_CONVERTER_CODEGEN_LOWERING_H_
+#define OPENBPU_CONVERTER_CODEGEN_LOWERING_H_
+
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bpu_sim/isa/program_builder.h"
+#include "converter/ir/graph.h"
+
+namespace openbpu::cvt {
+
+using Dims4 = std::array<int64_t, 4>;  // logical N, C, H, W
+
+Dims4 logical4(const std::vector<int64_t>& shape);
+// Logical axis of an ONNX axis of a rank-r tensor (negative axes allowed).
+int logical_axis4(int rank, int64_t axis);
+
+struct QParams {
+  isa::DType dtype = isa::DType::kInt8;
+  float scale = 1.0f;                  // int8 / int16
+  std::vector<float> channel_scales;   // int32 outputs
+};
+
+// Native element strides of logical dims (N, C, H, W) of a NHWC tensor.
+std::array<int64_t, 4> native_strides(const Dims4& d, int align);
+// The 4-D NHWC view of a value stored at (region, index, offset).
+isa::TensorRef native_ref(isa::Region region, uint16_t index, uint64_t offset, const Dims4& d, isa::DType t,
+                          int align);
+uint64_t native_bytes(const Dims4& d, isa::DType t, int align);
+
+// A node or a fused group of nodes that becomes instructions.
+struct Op {
+  std::vector<size_t> nodes;          // graph node indices (first = main node)
+  std::vector<std::string> inputs;    // float values read
+  std::vector<std::string> outputs;   // float values written
+  std::string kind;                   // emitter name
+  // Fusion details for convolutions.
+  int act_min_node = -1;              // Relu/Clip fused after conv (or after the residual add)
+  std::string residual;               // value added before the activation
+};
+
+class LoweringContext {
+ public:
+  LoweringContext(const Graph& g, const isa::MarchInfo& march) : graph(g), pb(march) {}
+  const Graph& graph;
+  isa::ProgramBuilder pb;
+  std::map<std::string, QParams> q;            // every value on the BPU
+  std::map<std::string, isa::TensorRef> refs;  // where each value lives (after allocation)
+
+  int align() const { return pb.align(); }
+  const Value& value(const std::string& n) const { return *graph.value(n); }
+  Dims4 dims(const std::string& n) const { return logical4(value(n).shape); }
+  const isa::TensorRef& ref(const std::string& n) const { return refs.at(n); }
+  const QParams& qp(const std::string& n) const { return q.at(n); }
+  // Constant of a node input as floats.
+  std::vector<float> floats(const std::string& n) const;
+  // Adds a quantized constant tensor (broadcastable operand) in the const region.
+  isa::TensorRef const_tensor(const std::string& n, float* scale);
+};
+
+// Emits the instructions of one op. Returns false with a message on
+// unsupported parameters.
+bool emit_op(LoweringContext& ctx, const Op& op, std::string* error);
+
+// int8 / int16 range of a dtype.
+int32_t qmin(isa::DType t);
+int32_t qmax(isa::DType t);
+// Quantizes a real value to a dtype with a scale (round half away from zero).
+int32_t quantize(double v, float scale, isa::DType t);
+
+}  // namespace openbpu::cvt
+
+#endif  // OPENBPU_CONVERTER_CODEGEN_LOWERING_H_

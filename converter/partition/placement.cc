@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "converter/partition/placement.h"
+
+#include <algorithm>
+#include <map>
+
+namespace openbpu::cvt {
+
+namespace {
+
+bool is_source(const Graph& g, const std::string& v) {
+  const Value* val = g.value(v);
+  return v.empty() || (val && val->is_constant()) ||
+         std::find(g.inputs.begin(), g.inputs.end(), v) != g.inputs.end();
+}
+
+}  // namespace
+
+Placement place(Graph* g, const PlacementOptions& options) {
+  Placement result;
+  const size_t n = g->nodes.size();
+  std::vector<NodePlacement> pl(n);
+  std::vector<bool> forced(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    const Node& node = g->nodes[i];
+    std::string type, reason;
+    const bool ok = bpu_supported(*g, node, *options.march, &type, &reason);
+    pl[i].type = type;
+    if (options.run_on_cpu.count(node.name)) {
+      pl[i].device = Device::kCpu;
+      pl[i].type = node.op_type;
+      pl[i].reason = "run_on_cpu";
+      continue;
+    }
+    if (options.run_on_bpu.count(node.name)) {
+      if (ok) {
+        forced[i] = true;
+      } else {
+        result.warnings.push_back("run_on_bpu: node '" + node.name + "' cannot run on the BPU (" + reason + ")");
+      }
+    }
+    pl[i].device = ok ? Device::kBpu : Device::kCpu;
+    pl[i].reason = ok ? "" : reason;
+  }
+  // Passive operators at the head (fed only by inputs/CPU) or the tail (feeding
+  // only outputs/CPU) gain nothing on the BPU: they stay on the CPU.
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& o : g->nodes[i].outputs) producer[o] = i;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < n; ++i) {
+      const Node& node = g->nodes[i];
+      if (pl[i].device != Device::kBpu || forced[i] || !is_passive(node)) continue;
+      bool head = true;
+      for (const auto& in : node.inputs) {
+        if (is_source(*g, in)) continue;
+        auto it = producer.find(in);
+        head = head && it != producer.end() && pl[it->second].device == Device::kCpu;
+      }
+      bool tail = true;
+      for (const auto& o : node.outputs)
+        for (size_t c : g->consumers(o)) tail = tail && pl[c].device == Device::kCpu;
+      if (head || tail) {
+        pl[i].device = Device::kCpu;
+        pl[i].type = node.op_type;
+        pl[i].reason = std::string("passive operator at the model ") + (head ? "head" : "tail");
+        changed = true;
+      }
+    }
+  }
+  // List scheduling: keep taking ready nodes of the current device; switch
+  // only when none is ready, so every BPU run is as long as possible.
+  std::vector<int> indegree(n, 0);
+  std::vector<std::vector<size_t>> users(n);
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& in : g->nodes[i].inputs) {
+      auto it = producer.find(in);
+      if (it != producer.end() && it->second != i) {
+        ++indegree[i];
+        users[it->second].push_back(i);
+      }
+    }
+  std::vector<size_t> order;
+  std::vector<bool> done(n, false);
+  Device current = Device::kBpu;
+  int subgraph = -1;
+  bool in_bpu_phase = false;
+  while (order.size() < n) {
+    bool progressed = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (done[i] || indegree[i] != 0 || pl[i].device != current) continue;
+      if (current == Device::kBpu && !in_bpu_phase) {
+        ++subgraph;
+        in_bpu_phase = true;
+      }
+      pl[i].subgraph = current == Device::kBpu ? subgraph : -1;
+      done[i] = true;
+      order.push_back(i);
+      for (size_t u : users[i]) --indegree[u];
+      progressed = true;
+      i = static_cast<size_t>(-1);  // restart: newly ready nodes in order
+    }
+    (void)progressed;
+    current = current == Device::kBpu ? Device::kCpu : Device::kBpu;
+    in_bpu_phase = false;
+  }
+  std::vector<Node> nodes;
+  result.nodes.clear();
+  for (size_t i : order) {
+    nodes.push_back(std::move(g->nodes[i]));
+    result.nodes.push_back(pl[i]);
+  }
+  g->nodes = std::move(nodes);
+  result.subgraphs = subgraph + 1;
+  return result;
+}
+
+}  // namespace openbpu::cvt

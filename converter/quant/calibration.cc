@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "converter/quant/calibration.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace openbpu::cvt {
+
+namespace {
+
+constexpr int kBins = 2048;
+constexpr int kLevels = 128;
+
+template <class F> void for_each_float(const Value& v, F f) {
+  if (v.elem_type != kFloat || !v.data) return;
+  const float* p = reinterpret_cast<const float*>(v.data->data());
+  const size_t n = v.data->size() / 4;
+  for (size_t i = 0; i < n; ++i) f(p[i]);
+}
+
+}  // namespace
+
+const char* cal_method_name(CalMethod m) {
+  switch (m) {
+    case CalMethod::kMax: return "max";
+    case CalMethod::kMaxPercentile: return "max-percentile";
+    case CalMethod::kKl: return "kl";
+  }
+  return "?";
+}
+
+bool collect_stats(const FloatExecutor& exec, const std::vector<std::map<std::string, Value>>& samples,
+                   CalibrationStats* stats, std::string* error, const std::function<void(size_t, size_t)>& progress) {
+  const size_t total = samples.size() * 2;
+  size_t done = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const auto& sample : samples) {
+      std::map<std::string, Value> values;
+      if (!exec.run(sample, &values, error, nullptr, true)) return false;
+      for (const auto& [name, v] : sample) values[name] = v;
+      for (const auto& [name, v] : values) {
+        ValueStats& s = stats->values[name];
+        if (pass == 0) {
+          for_each_float(v, [&](float x) {
+            const double a = std::fabs(static_cast<double>(x));
+            if (std::isfinite(a)) s.max_abs = std::max(s.max_abs, a);
+          });
+        } else {
+          if (s.hist.empty()) {
+            s.hist.assign(kBins, 0.0);
+            s.hist_max = s.max_abs > 0 ? s.max_abs : 1e-8;
+          }
+          const double scale = kBins / s.hist_max;
+          for_each_float(v, [&](float x) {
+            const double a = std::fabs(static_cast<double>(x));
+            if (!std::isfinite(a)) return;
+            const int b = std::min(kBins - 1, static_cast<int>(a * scale));
+            s.hist[static_cast<size_t>(b)] += 1.0;
+          });
+        }
+      }
+      if (progress) progress(++done, total);
+    }
+  }
+  return true;
+}
+
+double percentile_threshold(const std::vector<double>& hist, double hist_max, double percentile) {
+  double total = 0;
+  for (double h : hist) total += h;
+  if (total <= 0 || hist.empty()) return hist_max;
+  const double target = total * percentile;
+  double acc = 0;
+  for (size_t i = 0; i < hist.size(); ++i) {
+    acc += hist[i];
+    if (acc >= target) return hist_max * static_cast<double>(i + 1) / static_cast<double>(hist.size());
+  }
+  return hist_max;
+}
+
+double kl_threshold(const std::vector<double>& hist, double hist_max) {
+  const int bins = static_cast<int>(hist.size());
+  if (bins < kLevels) return hist_max;
+  double best_kl = INFINITY;
+  int best_i = bins;
+  for (int i = kLevels; i <= bins; i += 8) {
+    // Reference distribution: the first i bins, the tail folded into the last.
+    std::vector<double> p(hist.begin(), hist.begin() + i);
+    for (int k = i; k < bins; ++k) p[static_cast<size_t>(i - 1)] += hist[static_cast<size_t>(k)];
+    double psum = 0;
+    for (double v : p) psum += v;
+    if (psum <= 0) continue;
+    // Quantized distribution: merge the i bins into kLevels levels, then
+    // spread each level uniformly over its non-empty source bins.
+    std::vector<double> q(static_cast<size_t>(i), 0.0);
+    const double step = static_cast<double>(i) / kLevels;
+    for (int l = 0; l < kLevels; ++l) {
+      const int start = static_cast<int>(std::floor(l * step));
+      const int end = std::max(start + 1, static_cast<int>(std::floor((l + 1) * step)));
+      double sum = 0;
+      int nonzero = 0;
+      for (int k = start; k < end && k < i; ++k) {
+        sum += hist[static_cast<size_t>(k)];
+        nonzero += hist[static_cast<size_t>(k)] > 0 ? 1 : 0;
+      }
+      for (int k = start; k < end && k < i; ++k)
+        if (hist[static_cast<size_t>(k)] > 0) q[static_cast<size_t>(k)] = sum / nonzero;
+    }
+    double qsum = 0;
+    for (double v : q) qsum += v;
+    if (qsum <= 0) continue;
+    double kl = 0;
+    for (int k = 0; k < i; ++k) {
+      const double pk = p[static_cast<size_t>(k)] / psum;
+      if (pk <= 0) continue;
+      const double qk = q[static_cast<size_t>(k)] / qsum;
+      kl += pk * std::log(pk / std::max(qk, 1e-12));
+    }
+    if (kl < best_kl) {
+      best_kl = kl;
+      best_i = i;
+    }
+  }
+  return hist_max * (best_i + 0.5) / bins;
+}
+
+double CalibrationStats::threshold(const std::string& value, CalMethod method, double percentile) const {
+  auto it = values.find(value);
+  if (it == values.end()) return 1.0;
+  const ValueStats& s = it->second;
+  double t = s.max_abs;
+  if (method == CalMethod::kMaxPercentile && !s.hist.empty()) t = percentile_threshold(s.hist, s.hist_max, percentile);
+  if (method == CalMethod::kKl && !s.hist.empty()) t = kl_threshold(s.hist, s.hist_max);
+  return t > 0 ? t : 1e-6;
+}
+
+}  // namespace openbpu::cvt

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// Calibration: statistics of every float value of the optimized graph over
+// the calibration set, and thresholds per method (max, max-percentile, KL).
+#ifndef OPENBPU_CONVERTER_QUANT_CALIBRATION_H_
+#define OPENBPU_CONVERTER_QUANT_CALIBRATION_H_
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "converter/ir/executor.h"
+
+namespace openbpu::cvt {
+
+struct ValueStats {
+  double max_abs = 0.0;
+  std::vector<double> hist;  // histogram of |x| over [0, hist_max]
+  double hist_max = 0.0;
+};
+
+enum class CalMethod { kMax, kMaxPercentile, kKl };
+const char* cal_method_name(CalMethod m);
+
+struct CalibrationStats {
+  std::map<std::string, ValueStats> values;
+  // Threshold (the largest magnitude mapped to 127) of a value by a method.
+  double threshold(const std::string& value, CalMethod method, double percentile) const;
+};
+
+// Runs the float graph over the samples (each a map of graph input -> data)
+// twice: max |x| first, then histograms over [0, max]. `progress` is called
+// with (done, total) for the progress bar.
+bool collect_stats(const FloatExecutor& exec, const std::vector<std::map<std::string, Value>>& samples,
+                   CalibrationStats* stats, std::string* error,
+                   const std::function<void(size_t, size_t)>& progress = nullptr);
+
+// Threshold minimizing the KL divergence between the |x| histogram and its
+// 128-level quantization (entropy calibration).
+double kl_threshold(const std::vector<double>& hist, double hist_max);
+double percentile_threshold(const std::vector<double>& hist, double hist_max, double percentile);
+
+}  // namespace openbpu::cvt
+
+#endif  // OPENBPU_CONVERTER_QUANT_CALIBRATION_H_

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// infer: runs the model --frame_count times on the --input_file data,
+// prints "Infer time: <x> ms" per frame and, on request, dumps inputs and
+// outputs or prints the top-5 classes. Frames after the first are compared
+// with it, which is what repeating a frame is for.
+#include <cstdio>
+#include <cstring>
+
+#include "commands.h"
+#include "dump.h"
+#include "input_data.h"
+#include "log.h"
+#include "model.h"
+
+namespace openbpu::tools {
+
+int run_infer(const Options& opt) {
+  ModelPack pack;
+  if (!pack.load(split_list(opt.model_file, ','))) return 1;
+  std::string name;
+  hbDNNHandle_t handle = nullptr;
+  ModelDesc desc;
+  if (!pack.select(opt.model_name, &name, &handle) || !describe_model(handle, name, &desc) ||
+      !check_core_id(desc, opt.core_id))
+    return 1;
+  std::vector<hbDNNRoi> rois;
+  if (opt.roi_infer && !parse_rois(opt.roi, desc, &rois)) return 1;
+  std::vector<InputData> inputs;
+  if (!load_inputs(desc, split_list(opt.input_file, ','), opt.roi_infer, &inputs)) return 1;
+
+  TensorSet tensors;
+  for (const InputData& in : inputs)
+    if (!tensors.add_input(in.props, in.bytes)) return 1;
+  for (const hbDNNTensorProperties& p : desc.outputs)
+    if (!tensors.add_output(p)) return 1;
+
+  DumpConfig cfg;
+  cfg.dir = opt.dump_path;
+  cfg.format = opt.dump_format;
+  cfg.precision = opt.dump_precision;
+  cfg.txt_axis = opt.dump_txt_axis;
+  cfg.dequantize = opt.hybrid_dequantize_process;
+  cfg.remove_padding = opt.remove_padding_process;
+  if (opt.enable_dump) {
+    if (!prepare_dump_dir(cfg)) return 1;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!dump_input(cfg, static_cast<int>(i), desc.input_names[i], inputs[i])) return 1;
+  }
+
+  std::vector<std::vector<uint8_t>> first;  // frame 0 outputs, for the consistency check
+  for (int frame = 0; frame < opt.frame_count; ++frame) {
+    double ms = 0.0;
+    if (run_inference(desc, &tensors, opt.core_id, opt.roi_infer ? &rois : nullptr, &ms) != 0)
+      return 1;
+    std::printf("Infer time: %.3f ms\n", ms);
+    std::fflush(stdout);
+    if (frame == 0) {
+      if (opt.enable_dump)
+        for (size_t i = 0; i < tensors.outputs.size(); ++i)
+          if (!dump_output(cfg, static_cast<int>(i), desc.output_names[i], tensors.outputs[i]))
+            return 1;
+      if (opt.enable_cls_post_process &&
+          (tensors.outputs.empty() || !print_top5(tensors.outputs[0], desc.output_names[0])))
+        return 1;
+      if (opt.frame_count > 1)
+        for (const hbDNNTensor& t : tensors.outputs) {
+          const auto* p = static_cast<const uint8_t*>(t.sysMem[0].virAddr);
+          first.emplace_back(p, p + t.sysMem[0].memSize);
+        }
+    } else {
+      for (size_t i = 0; i < tensors.outputs.size(); ++i)
+        if (std::memcmp(first[i].data(), tensors.outputs[i].sysMem[0].virAddr, first[i].size()) !=
+            0)
+          log_warn("frame %d: output[%zu] '%s' differs from frame 0", frame, i,
+                   desc.output_names[i].c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace openbpu::tools
