@@ -74,6 +74,14 @@ class LoweringContext {
 // unsupported parameters.
 bool emit_op(LoweringContext& ctx, const Op& op, std::string* error);
 
+// Depthwise 1x1 convolution y = x * a[c] + b[c] with real-valued a, b
+// (input scale in_scale, output quantization qo, optional fused activation).
+void emit_affine(LoweringContext& ctx, const isa::TensorRef& in, const isa::TensorRef& out, double in_scale,
+                 const QParams& qo, const std::vector<double>& a, const std::vector<double>& b, int act_node);
+
+// Per-output-channel weight scales (max |w| / 127 over each channel's values).
+std::vector<float> channel_scales(const std::vector<float>& w, int64_t cout);
+
 // int8 / int16 range of a dtype.
 int32_t qmin(isa::DType t);
 int32_t qmax(isa::DType t);

@@ -38,11 +38,11 @@ struct NodeInfo {
 };
 
 struct ModelParameters {
-  std::string model_type;   // "onnx" or "caffe" (from the key that is present)
-  std::string onnx_model;   // absolute paths (relative ones resolved against the yaml's dir)
+  std::string model_type;  // "onnx" or "caffe" (from the key that is present)
+  std::string onnx_model;  // absolute paths (relative ones resolved against the yaml's dir)
   std::string caffe_model;
   std::string prototxt;
-  std::string march;        // canonical name: bernoulli2, bayes, bayes-e, nash-e, nash-m
+  std::string march;  // canonical name: bernoulli2, bayes, bayes-e, nash-e, nash-m
   std::string output_model_file_prefix = "model";
   std::string working_dir;  // absolute; default "<yaml dir>/model_output" (not created here)
   bool layer_out_dump = false;
@@ -50,37 +50,38 @@ struct ModelParameters {
   std::vector<std::string> output_nodes;
   std::vector<std::string> remove_node_type;  // order matters (removed one after another)
   std::vector<std::string> remove_node_name;
-  std::string debug_mode;   // "" or "dump_calibration_data"
-  std::map<std::string, NodeInfo> node_info;  // node name -> settings (node_info over set_node_data_type)
+  std::string debug_mode;  // "" or "dump_calibration_data"
+  // Node name -> settings; node_info entries over set_node_data_type ones.
+  std::map<std::string, NodeInfo> node_info;
 };
 
 struct InputParameter {
-  std::string name;             // "" until known (single-input model without input_name)
-  std::string type_train;       // rgb, bgr, yuv444, gray, featuremap (+ vendor internal types)
-  std::string layout_train;     // NCHW or NHWC
-  std::string type_rt;          // nv12, yuv444, rgb, bgr, gray, featuremap (+ internal types)
-  std::string layout_rt;        // NCHW, NHWC, or "" for nv12 (no layout)
+  std::string name;          // "" until known (single-input model without input_name)
+  std::string type_train;    // rgb, bgr, yuv444, gray, featuremap (+ vendor internal types)
+  std::string layout_train;  // NCHW or NHWC
+  std::string type_rt;       // nv12, yuv444, rgb, bgr, gray, featuremap (+ internal types)
+  std::string layout_rt;     // NCHW, NHWC, or "" for nv12 (no layout)
   std::string space_and_range = "regular";  // regular or bt601_video (nv12 only)
-  std::vector<int64_t> shape;   // empty = read from the model (validate_with_model fills it)
-  int batch = 1;                // input_batch (one value for every input)
+  std::vector<int64_t> shape;  // empty = read from the model (validate_with_model fills it)
+  int batch = 1;               // input_batch (one value for every input)
   std::string norm_type = "no_preprocess";
-  std::vector<float> mean;      // empty, one value, or one per channel
+  std::vector<float> mean;  // empty, one value, or one per channel
   std::vector<float> scale;
-  std::string cal_data_dir;     // absolute; "" when the calibration type needs no data
-  std::string cal_data_type;    // uint8, float32, int32, int16, int8 ("" with cal_data_dir "")
+  std::string cal_data_dir;   // absolute; "" when the calibration type needs no data
+  std::string cal_data_type;  // uint8, float32, int32, int16, int8 ("" with cal_data_dir "")
   bool cal_data_type_inferred = false;  // from the _f32 suffix rule, not the yaml
-  std::string input_source;     // ddr, pyramid, resizer; "" until the name is known
+  std::string input_source;             // ddr, pyramid, resizer; "" until the name is known
 };
 
 struct CalibrationParameters {
   std::string calibration_type = "default";  // default, mix, kl, max, load, skip
   bool preprocess_on = false;                // deprecated
   bool per_channel = false;
-  std::optional<float> max_percentile;       // 0..1, used by "max"
-  std::vector<std::string> run_on_cpu;       // node names, checked by the converter
+  std::optional<float> max_percentile;  // 0..1, used by "max"
+  std::vector<std::string> run_on_cpu;  // node names, checked by the converter
   std::vector<std::string> run_on_bpu;
-  std::vector<std::string> optimization;     // e.g. set_model_output_int8, run_fast
-  std::optional<bool> enable_int16;          // J5-era legacy switch
+  std::vector<std::string> optimization;  // e.g. set_model_output_int8, run_fast
+  std::optional<bool> enable_int16;       // J5-era legacy switch
 
   // Whether the calibration type reads calibration data (all but load/skip).
   bool needs_data() const { return calibration_type != "load" && calibration_type != "skip"; }
@@ -93,17 +94,17 @@ struct CompilerParameters {
   int core_num = 1;                      // 2 only on bernoulli2
   std::string optimize_level = "O0";     // O0..O3
   std::map<std::string, std::string> input_source;  // as configured: input name -> source
-  int64_t max_time_per_fc = 0;           // 0 or 1000..4294967295 (us)
+  int64_t max_time_per_fc = 0;                      // 0 or 1000..4294967295 (us)
   std::optional<int> jobs;
-  std::optional<int> advice;             // us threshold for op-time diagnostics
-  std::string ability_entry;             // undocumented pass-through
+  std::optional<int> advice;  // us threshold for op-time diagnostics
+  std::string ability_entry;  // undocumented pass-through
 };
 
 struct CustomOp {
-  bool enabled = false;                      // the group is present and not empty
-  std::string method;                        // "register"
-  std::string dir;                           // absolute
-  std::vector<std::string> register_files;   // file names inside dir
+  bool enabled = false;                     // the group is present and not empty
+  std::string method;                       // "register"
+  std::string dir;                          // absolute
+  std::vector<std::string> register_files;  // file names inside dir
 };
 
 // A model input as the float model declares it (-1 or 0 = dynamic dimension).
@@ -164,10 +165,10 @@ bool validate_with_model(Config& config, const std::vector<ModelInput>& inputs_f
 // dynamic dimensions may change; a dynamic first dimension defaults to 1).
 // Model path, march and shapes are checked by validate_with_model, which
 // must run next. prototxt is the --proto file of a caffe model.
-Config make_fast_perf_config(const std::string& model_path, const std::string& march,
-                             const std::string& model_type,
-                             const std::vector<std::pair<std::string, std::vector<int64_t>>>& input_shapes,
-                             const std::string& prototxt = "");
+Config make_fast_perf_config(
+    const std::string& model_path, const std::string& march, const std::string& model_type,
+    const std::vector<std::pair<std::string, std::vector<int64_t>>>& input_shapes,
+    const std::string& prototxt = "");
 
 // The group an error message is about ("model_parameters", ...; "" if none),
 // for the vendor's "Parse '<group>' failed!" log line.

@@ -44,11 +44,12 @@ void match_inputs(Config& c, const std::vector<ModelInput>& model, const Warn& w
     if (model.size() > 1)
       fail("input_parameters.input_name",
            "Model has more than one input! It is required to explicitly give input names to "
-           "ensure sequence is correct. Model inputs: " + names);
+           "ensure sequence is correct. Model inputs: " +
+               names);
     if (ins.size() != model.size())
-      fail("input_parameters.input_type_rt",
-           "the config describes " + std::to_string(ins.size()) + " inputs but the model has " +
-               std::to_string(model.size()) + ": " + names);
+      fail("input_parameters.input_type_rt", "the config describes " + std::to_string(ins.size()) +
+                                                 " inputs but the model has " +
+                                                 std::to_string(model.size()) + ": " + names);
     ins[0].name = model[0].name;
   } else {
     if (ins.size() != model.size())
@@ -148,7 +149,8 @@ void build_fast_perf(Config& c, const std::vector<ModelInput>& model, const Warn
                                   " but the dynamic batch dim is not the first dim, please "
                                   "configure the input_shape option and specify all the dynamic "
                                   "dims of this input");
-      warn("--input-shape", "The input " + model[i].name + " has dynamic input_shape, the first dim of the " +
+      warn("--input-shape", "The input " + model[i].name +
+                                " has dynamic input_shape, the first dim of the " +
                                 cfg::py_list(model[i].shape) + " will be set to 1");
       shapes[i][d] = 1;
     }
@@ -176,8 +178,9 @@ bool validate_with_model(Config& config, const std::vector<ModelInput>& inputs_f
     for (const auto& entry : c.compiler_parameters.input_source)
       if (!find_input(inputs_from_model, entry.first))
         fail("compiler_parameters.input_source",
-             "Invalid input_source setting received, input name in 'input_source': '" + entry.first +
-                 "' does not exist in model input names: " + cfg::py_list(model_names(inputs_from_model)));
+             "Invalid input_source setting received, input name in 'input_source': '" +
+                 entry.first + "' does not exist in model input names: " +
+                 cfg::py_list(model_names(inputs_from_model)));
     cfg::resolve_input_sources(c, warn);
     cfg::check_input_shapes(c);
   } catch (const cfg::ConfigError& e) {
@@ -190,14 +193,13 @@ bool validate_with_model(Config& config, const std::vector<ModelInput>& inputs_f
   return true;
 }
 
-Config make_fast_perf_config(const std::string& model_path, const std::string& march,
-                             const std::string& model_type,
-                             const std::vector<std::pair<std::string, std::vector<int64_t>>>& input_shapes,
-                             const std::string& prototxt) {
+Config make_fast_perf_config(
+    const std::string& model_path, const std::string& march, const std::string& model_type,
+    const std::vector<std::pair<std::string, std::vector<int64_t>>>& input_shapes,
+    const std::string& prototxt) {
   Config c;
   std::error_code ec;
-  c.base_dir = fs::absolute(".", ec).lexically_normal().string();
-  if (!c.base_dir.empty() && c.base_dir.size() > 1 && c.base_dir.back() == '/') c.base_dir.pop_back();
+  c.base_dir = fs::current_path(ec).string();
   c.fast_perf = true;
   c.fast_perf_shapes = input_shapes;
 

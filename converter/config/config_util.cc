@@ -61,8 +61,8 @@ std::optional<double> parse_float(const std::string& text) {
   // strtod also reads hex floats, "inf" and "nan"; none of them is a value a
   // config means, so only decimal notation passes.
   for (char c : s)
-    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '+' && c != 'e' &&
-        c != 'E')
+    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '+' &&
+        c != 'e' && c != 'E')
       return std::nullopt;
   char* end = nullptr;
   errno = 0;
@@ -91,7 +91,8 @@ std::vector<std::optional<std::string>> split_list(const std::string& text) {
   size_t start = 0;
   while (true) {
     size_t pos = s.find(';', start);
-    std::string item = trim(s.substr(start, pos == std::string::npos ? std::string::npos : pos - start));
+    std::string item =
+        trim(s.substr(start, pos == std::string::npos ? std::string::npos : pos - start));
     if (item.empty() || item == "None")
       out.emplace_back(std::nullopt);
     else
@@ -218,9 +219,8 @@ void check_input_shapes(const Config& config) {
     const int channels = config_type_channels(in.type_train);
     const bool image = channels > 0;
     if (image && s.size() != 4)
-      fail("input_parameters.input_shape",
-           label + " has input_type_train '" + in.type_train + "', which needs a 4-D shape, got " +
-               py_list(s));
+      fail("input_parameters.input_shape", label + " has input_type_train '" + in.type_train +
+                                               "', which needs a 4-D shape, got " + py_list(s));
     if (image) {
       const bool nhwc = in.layout_train == "NHWC";
       const int64_t c = nhwc ? s[3] : s[1];
@@ -229,17 +229,19 @@ void check_input_shapes(const Config& config) {
         // the other layout's position the layout is probably wrong.
         if (nhwc && s[1] == channels)
           fail("input_parameters.input_layout_train",
-               label + ": Input_layout_train says NHWC but seems like layout of input_shape is NCHW: " +
+               label +
+                   ": Input_layout_train says NHWC but seems like layout of input_shape is NCHW: " +
                    py_list(s) + ", try use NCHW in input_layout_train");
         if (!nhwc && s[3] == channels)
           fail("input_parameters.input_layout_train",
-               label + ": Input_layout_train says NCHW but seems like layout of input_shape is NHWC: " +
+               label +
+                   ": Input_layout_train says NCHW but seems like layout of input_shape is NHWC: " +
                    py_list(s) + ", try use NHWC in input_layout_train");
         fail("input_parameters.input_shape",
-             label + ": Input_type_train " + in.type_train + " input_layout_train " + in.layout_train +
-                 " and input_shape " + py_list(s) + " does not seem right (" + in.type_train + " has " +
-                 std::to_string(channels) + " channel" + (channels == 1 ? "" : "s") +
-                 "). Please double check.");
+             label + ": Input_type_train " + in.type_train + " input_layout_train " +
+                 in.layout_train + " and input_shape " + py_list(s) + " does not seem right (" +
+                 in.type_train + " has " + std::to_string(channels) + " channel" +
+                 (channels == 1 ? "" : "s") + "). Please double check.");
       }
     }
     // nv12 subsamples chroma 2x2, so H and W must be even; the docs extend
@@ -248,22 +250,22 @@ void check_input_shapes(const Config& config) {
       const bool nhwc = in.layout_train == "NHWC";
       const int64_t h = nhwc ? s[1] : s[2], w = nhwc ? s[2] : s[3];
       if (h % 2 != 0 || w % 2 != 0)
-        fail("input_parameters.input_shape",
-             label + ": Invalid " + in.type_rt + " input shape: " + py_list(s) + ", " + in.type_rt +
-                 " type does not support odd size");
+        fail("input_parameters.input_shape", label + ": Invalid " + in.type_rt +
+                                                 " input shape: " + py_list(s) + ", " + in.type_rt +
+                                                 " type does not support odd size");
     }
     if (config.input_batch_set && s[0] != 1)
       fail("input_parameters.input_batch",
            "'input_batch' option in 'input_parameters' is configured. This option only works when "
-           "the first dimension of every input is 1. Current " + label + " has input_shape " +
-           py_list(s));
+           "the first dimension of every input is 1. Current " +
+               label + " has input_shape " + py_list(s));
     if (in.input_source == "resizer" && march == "bernoulli2" && s.size() == 4) {
       const bool nhwc = in.layout_train == "NHWC";
       const int64_t hw = (nhwc ? s[1] : s[2]) * (nhwc ? s[2] : s[3]);
       if (hw >= 18432)
         fail("compiler_parameters.input_source",
-             label + " uses resizer, which on bernoulli2 needs H*W < 18432 (got " + std::to_string(hw) +
-                 ")");
+             label + " uses resizer, which on bernoulli2 needs H*W < 18432 (got " +
+                 std::to_string(hw) + ")");
     }
   }
 }
@@ -284,13 +286,15 @@ void resolve_input_sources(Config& config, const Warn& warn) {
     }
     if (!source_supports(it->second, rt))
       fail("compiler_parameters.input_source",
-           "Wrong input_source received. input type rt : " + rt + " does not support input_source " +
-               it->second + " (input '" + in.name + "'; ddr takes rgb, bgr, yuv444, gray, featuremap; "
+           "Wrong input_source received. input type rt : " + rt +
+               " does not support input_source " + it->second + " (input '" + in.name +
+               "'; ddr takes rgb, bgr, yuv444, gray, featuremap; "
                "pyramid and resizer take nv12, gray)");
     if (it->second == "resizer" && config.model_parameters.layer_out_dump)
       fail("compiler_parameters.input_source",
-           "input '" + in.name + "' uses resizer, which is not supported together with "
-           "model_parameters.layer_out_dump: True");
+           "input '" + in.name +
+               "' uses resizer, which is not supported together with "
+               "model_parameters.layer_out_dump: True");
     in.input_source = it->second;
   }
 }

@@ -5,7 +5,16 @@
 #include <cmath>
 #include <vector>
 
+#include "bpu_sim/executor.h"
+#include "bpu_sim/validate.h"
+#include "converter/codegen/compiler.h"
+
 namespace openbpu::cvt {
+
+ScratchCapture*& scratch_capture() {
+  static thread_local ScratchCapture* capture = nullptr;
+  return capture;
+}
 
 namespace {
 
@@ -129,6 +138,50 @@ Status create_preprocess(const rt::CpuOpDef& def, const std::vector<const Tensor
   return Status::Ok();
 }
 
+// openbpu::BpuSubgraph: runs a compiled BPU program on the host with the
+// simulator's kernels; inputs are the program's input regions plus its
+// constant blob (last input), outputs its output regions.
+class BpuSubgraphKernel final : public CpuKernel {
+ public:
+  std::string name;
+  CompiledSubgraph sg;
+  Status run(const std::vector<CpuTensor>& in, const std::vector<CpuTensor>& out) const override {
+    // Validate against the actual regions and constants (a quantized model
+    // file may have been edited by hand).
+    sim::RegionLayout regions;
+    for (size_t i = 0; i + 1 < in.size(); ++i) regions.inputs.push_back(static_cast<uint64_t>(in[i].desc->aligned_byte_size));
+    for (const auto& o : out) regions.outputs.push_back(static_cast<uint64_t>(o.desc->aligned_byte_size));
+    regions.constants = in.back().data;
+    regions.constants_size = static_cast<uint64_t>(in.back().desc->aligned_byte_size);
+    regions.scratch_size = sg.scratch_size;
+    std::string why;
+    if (!sim::validate_program(sg.program, regions, &why))
+      return Status(rt::kInvalidModel, "BPU subgraph '" + name + "': " + why);
+    sim::Memory mem;
+    for (size_t i = 0; i + 1 < in.size(); ++i)
+      mem.inputs.push_back({in[i].data, static_cast<uint64_t>(in[i].desc->aligned_byte_size)});
+    for (const auto& o : out) mem.outputs.push_back({o.data, static_cast<uint64_t>(o.desc->aligned_byte_size)});
+    mem.constants = {in.back().data, static_cast<uint64_t>(in.back().desc->aligned_byte_size)};
+    std::vector<uint8_t> scratch(sg.scratch_size, 0);
+    mem.scratch = {scratch.data(), scratch.size()};
+    sim::execute_range(sg.program, 0, sg.program.size(), mem, sim::best_kernels());
+    if (ScratchCapture* cap = scratch_capture()) cap->scratch[name] = std::move(scratch);
+    return Status::Ok();
+  }
+};
+
+Status create_bpu_subgraph(const rt::CpuOpDef& def, const std::vector<const TensorDesc*>& in,
+                           const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* k) {
+  auto kernel = std::make_unique<BpuSubgraphKernel>();
+  kernel->name = def.name;
+  std::string err;
+  if (in.empty() || !program_from_attrs(def.attrs, &kernel->sg, &err))
+    return Status(rt::kInvalidModel, "node '" + def.name + "': " + (err.empty() ? "no constants input" : err));
+  (void)out;
+  *k = std::move(kernel);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void yuv_to_rgb(double y, double u, double v, bool video, double* r, double* g, double* b) {
@@ -155,6 +208,7 @@ const rt::CpuOpEntry* find_local_op(const std::string& domain, const std::string
       {"openbpu", "Swish", create_swish},
       {"openbpu", "Gelu", create_gelu},
       {"openbpu", "Preprocess", create_preprocess},
+      {"openbpu", "BpuSubgraph", create_bpu_subgraph},
   };
   for (const auto& e : kOps)
     if (domain == e.domain && op_type == e.op_type) return &e;

@@ -5,9 +5,20 @@
 #ifndef OPENBPU_CONVERTER_IR_LOCAL_OPS_H_
 #define OPENBPU_CONVERTER_IR_LOCAL_OPS_H_
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "runtime/cpu_ops/cpu_op.h"
 
 namespace openbpu::cvt {
+
+// When set on a thread, BpuSubgraph kernels leave their scratch arena here
+// (keyed by node name) after running: used by the similarity report.
+struct ScratchCapture {
+  std::map<std::string, std::vector<uint8_t>> scratch;
+};
+ScratchCapture*& scratch_capture();
 
 // Like rt::find_cpu_op for the converter's operators; nullptr if not one.
 const rt::CpuOpEntry* find_local_op(const std::string& domain, const std::string& op_type);

@@ -2,6 +2,7 @@
 // The BPU operator support table: one named predicate per operator, with the
 // limits of each march. The reason strings are what `hb_mapper checker`
 // prints for CPU nodes.
+#include <algorithm>
 #include <sstream>
 
 #include "converter/partition/placement.h"

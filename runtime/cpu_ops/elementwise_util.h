@@ -42,6 +42,14 @@ inline int logical_axis(const TensorDesc& t, int layout_axis) {
 
 inline bool same_dims(const LogicalView& a, const LogicalView& b) { return a.dims == b.dims; }
 
+// Appends size-1 dimensions so both views have the same rank: a float
+// tensor [N, C] and its native BPU form [N, C, 1, 1] describe the same
+// elements in the same order.
+inline void match_rank(LogicalView* a, LogicalView* b) {
+  while (a->dims.size() < b->dims.size()) a->dims.push_back(1), a->strides.push_back(0);
+  while (b->dims.size() < a->dims.size()) b->dims.push_back(1), b->strides.push_back(0);
+}
+
 }  // namespace openbpu::rt
 
 #endif  // OPENBPU_RUNTIME_CPU_OPS_ELEMENTWISE_UTIL_H_

@@ -75,8 +75,9 @@ class QuantizeKernel final : public CpuKernel {
   int32_t qmin = 0, qmax = 0;
   bool zero_fill = false;
   Status run(const std::vector<CpuTensor>& in, const std::vector<CpuTensor>& out) const override {
-    const LogicalView src = logical_view(*in[0].desc);
-    const LogicalView dst = logical_view(*out[0].desc);
+    LogicalView src = logical_view(*in[0].desc);
+    LogicalView dst = logical_view(*out[0].desc);
+    match_rank(&src, &dst);
     if (zero_fill) std::memset(out[0].data, 0, static_cast<size_t>(out[0].desc->aligned_byte_size));
     const int32_t st = src.data_type, dt = dst.data_type;
     for_each_pair(src, dst, [&](int64_t so, int64_t dof, const std::vector<int64_t>& idx) {
@@ -93,8 +94,9 @@ class DequantizeKernel final : public CpuKernel {
  public:
   AxisScales scales;
   Status run(const std::vector<CpuTensor>& in, const std::vector<CpuTensor>& out) const override {
-    const LogicalView src = logical_view(*in[0].desc);
-    const LogicalView dst = logical_view(*out[0].desc);
+    LogicalView src = logical_view(*in[0].desc);
+    LogicalView dst = logical_view(*out[0].desc);
+    match_rank(&src, &dst);
     const int32_t st = src.data_type, dt = dst.data_type;
     for_each_pair(src, dst, [&](int64_t so, int64_t dof, const std::vector<int64_t>& idx) {
       const double q = load_as_double(st, in[0].data + so) - scales.zp(idx);
@@ -109,7 +111,9 @@ Status check_unary(const CpuOpDef& def, const std::vector<const TensorDesc*>& in
                    const std::vector<const TensorDesc*>& out) {
   if (in.size() != 1 || out.size() != 1)
     return error(kInvalidModel, "node '" + def.name + "' (" + def.op_type + ") needs 1 input and 1 output");
-  if (!same_dims(logical_view(*in[0]), logical_view(*out[0])))
+  LogicalView a = logical_view(*in[0]), b = logical_view(*out[0]);
+  match_rank(&a, &b);
+  if (!same_dims(a, b))
     return error(kInvalidModel, "node '" + def.name + "' (" + def.op_type +
                                     "): input and output shapes differ");
   return Status::Ok();

@@ -11,6 +11,7 @@
 #include "runtime/core/log.h"
 #include "runtime/engine/thread_pool.h"
 #include "runtime/profiler/profiler.h"
+#include "schema/verify.h"
 
 namespace openbpu::rt {
 
@@ -42,6 +43,7 @@ struct Copy {
 
 struct Run {
   Model* model = nullptr;
+  int bpu_cores = 1;  // cores each BPU job of the run occupies (2: core_num 2 model, gang)
   drv::DmaBuffer arena;
   std::vector<uint8_t*> ptr;  // bound address per model tensor
   std::vector<Copy> in_copies, out_copies;
@@ -61,11 +63,15 @@ class Task {
   int32_t status = kOk;
   std::string error;
   std::function<void(int32_t)> callback;
-  bool callback_done = false;
+  bool callback_done = false;     // taken for its one call
+  bool callback_running = false;  // a user thread's release waits for it to return
 
   // Owned by the thread running the current step.
   std::vector<Run> runs;
   size_t current = 0;
+  // Segments dispatched so far over all runs (read by task_estimate_us from
+  // other threads while the task advances).
+  std::atomic<size_t> dispatched{0};
   CtrlParam ctrl;
   std::atomic<bool> cancel{false};
   std::atomic<drv::JobId> job{0};
@@ -129,12 +135,14 @@ class Engine {
     return live_;
   }
 
-  // Starts the task now or queues it behind HB_MAX_TASK_NUM running ones.
+  // Starts the task now or queues it behind HB_MAX_TASK_NUM running ones. A
+  // task of the preemptive priority never waits behind running tasks (it
+  // would defeat preemption); it still counts against the live-task limit.
   void start(const std::shared_ptr<Task>& t) {
     t->submit_ns = now_ns();
     {
       std::lock_guard<std::mutex> lk(mu_);
-      if (running_ >= max_running_) {
+      if (running_ >= max_running_ && t->ctrl.priority != drv::kPreemptPriority) {
         {
           std::lock_guard<std::mutex> tl(t->mu);
           t->state = Task::State::kQueued;
@@ -172,6 +180,7 @@ class Engine {
     }
     if (run.next_segment < m.segments.size()) {
       const size_t si = run.next_segment++;
+      t->dispatched.fetch_add(1, std::memory_order_relaxed);
       Segment& seg = m.segments[si];
       if (seg.bpu) return submit_bpu(t, run, seg);
       return post_cpu(t, [this, t, si] {
@@ -199,6 +208,7 @@ class Engine {
  private:
   Engine()
       : max_running_(env_int("HB_MAX_TASK_NUM", 8, 1, kMaxLiveTasks)),
+        fc_timeout_us_(static_cast<uint64_t>(env_int("OPENBPU_FC_TIMEOUT_MS", 0, 0, 3600 * 1000)) * 1000),
         pool_(env_int("HB_MAX_THREAD_NUM", 4, 1, 64)) {}
 
   void post_cpu(const std::shared_ptr<Task>& t, std::function<void()> fn) {
@@ -261,7 +271,9 @@ class Engine {
   static Status run_cpu_segment(Run& run, Segment& seg, uint64_t* cpu_ns) {
     const uint64_t t0 = now_ns();
     std::vector<CpuTensor> ins, outs;
-    for (uint32_t i : seg.inputs) ins.push_back({&run.model->tensors[i], run.ptr[i]});
+    static const TensorDesc kAbsent{};
+    for (uint32_t i : seg.inputs)
+      ins.push_back(i == model::kAbsentInput ? CpuTensor{&kAbsent, nullptr} : CpuTensor{&run.model->tensors[i], run.ptr[i]});
     for (uint32_t o : seg.outputs) outs.push_back({&run.model->tensors[o], run.ptr[o]});
     const Status st = seg.kernel->run(ins, outs);
     const uint64_t ns = now_ns() - t0;
@@ -286,13 +298,17 @@ class Engine {
     job.priority = t->ctrl.priority;
     job.custom_id = t->ctrl.custom_id;
     job.core_mask = t->ctrl.core_mask;
+    job.cores = run.bpu_cores;
+    job.fc_timeout_us = fc_timeout_us_;
     const std::string* profile_name = &seg.profile_name;
     job.on_done = [this, t, profile_name](const drv::JobResult& r) {
       // Also runs synchronously inside Device::cancel on the releasing thread.
       LibraryThreadScope scope;
       t->job.store(0);
       if (r.start_ns != 0) {
-        t->bpu_ns += r.end_ns - r.start_ns;
+        // Chip time is what the cores spent on the job; the node's latency is
+        // first fc to completion (it includes time preempted).
+        t->bpu_ns += r.run_ns;
         if (profiler::enabled()) profiler::record_node(*profile_name, profiler::NodeKind::kBpu, r.end_ns - r.start_ns);
       }
       if (r.status == drv::Status::kCancelled) return finish(t, kRunTaskFailed, "task was cancelled");
@@ -327,23 +343,35 @@ class Engine {
       if (t->callback && !t->callback_done) {
         cb = t->callback;
         t->callback_done = true;
+        t->callback_running = true;
       }
     }
     t->cv.notify_all();
-    // Start a queued task, if any.
+    // Start a queued task, if any: (priority desc, customId asc, FIFO).
     std::shared_ptr<Task> next;
     {
       std::lock_guard<std::mutex> lk(mu_);
-      while (!pending_.empty() && !next) {
-        auto it = std::max_element(pending_.begin(), pending_.end(), [](const auto& a, const auto& b) {
-          return a->ctrl.priority < b->ctrl.priority;
-        });
-        next = *it;
-        pending_.erase(it);
+      --running_;
+      if (running_ < max_running_ && !pending_.empty()) {
+        auto best = pending_.begin();
+        for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+          const CtrlParam& a = (*it)->ctrl;
+          const CtrlParam& b = (*best)->ctrl;
+          if (a.priority > b.priority || (a.priority == b.priority && a.custom_id < b.custom_id)) best = it;
+        }
+        next = *best;
+        pending_.erase(best);
+        ++running_;
       }
-      if (!next) --running_;
     }
-    if (cb) cb(status);
+    if (cb) {
+      cb(status);
+      {
+        std::lock_guard<std::mutex> lk(t->mu);
+        t->callback_running = false;
+      }
+      t->cv.notify_all();
+    }
     if (next) begin(next);
   }
 
@@ -358,8 +386,9 @@ class Engine {
  private:
   std::mutex mu_;
   int live_ = 0;
-  int running_ = 0;
+  int running_ = 0;  // may exceed max_running_ by preemptive-priority tasks
   const int max_running_;
+  const uint64_t fc_timeout_us_;  // OPENBPU_FC_TIMEOUT_MS; 0 = device watchdog only
   std::deque<std::shared_ptr<Task>> pending_;
   ThreadPool pool_;
 };
@@ -516,6 +545,11 @@ Status submit_run(std::shared_ptr<Task>* task, Model* model, const std::vector<I
     return error(kInvalidArgument, "bpuCoreId " + std::to_string(ctrl.core_mask) + " names a core the " +
                                        model->device->info().march->hw_name + " BPU does not have (" +
                                        std::to_string(cores) + " core(s))");
+  const int model_cores = model_core_num(*model);
+  if (model_cores > cores)
+    return error(kIncompatibleModel, "model '" + model->name + "' was compiled for " + std::to_string(model_cores) +
+                                         " BPU cores (core_num); the " + model->device->info().march->hw_name +
+                                         " BPU has " + std::to_string(cores));
   std::shared_ptr<Task> t = *task;
   if (t) {
     std::lock_guard<std::mutex> lk(t->mu);
@@ -527,6 +561,10 @@ Status submit_run(std::shared_ptr<Task>* task, Model* model, const std::vector<I
   }
   Run run;
   OBPU_RETURN_IF_ERROR(make_run(model, inputs, outputs, &run));
+  // A core_num 2 model takes both cores when the task may use both; pinned
+  // to one core it runs there alone (docs/scheduling.md).
+  const uint32_t all = (1u << cores) - 1u;
+  if (model_cores == 2 && (ctrl.core_mask == 0 || ctrl.core_mask == all)) run.bpu_cores = 2;
   if (!t) {
     const Status st = engine.admit_new();
     if (!st.ok()) {
@@ -567,21 +605,34 @@ void release_task(const std::shared_ptr<Task>& t) {
   }
   t->cancel.store(true);
   if ((state == Task::State::kQueued && engine.remove_pending(t)) || state == Task::State::kOpen) {
-    // Never started: nothing runs on its buffers.
-    std::lock_guard<std::mutex> lk(t->mu);
-    t->state = Task::State::kDone;
-    t->status = kRunTaskFailed;
+    // Never started: nothing runs on its buffers. Its callback still fires
+    // once (every task that ends reports it).
+    std::function<void(int32_t)> cb;
+    {
+      std::lock_guard<std::mutex> lk(t->mu);
+      t->state = Task::State::kDone;
+      t->status = kRunTaskFailed;
+      t->error = "task was cancelled before it started";
+      if (t->callback && !t->callback_done) {
+        cb = t->callback;
+        t->callback_done = true;
+      }
+    }
+    t->cv.notify_all();
+    if (cb) cb(kRunTaskFailed);
   } else if (state == Task::State::kRunning) {
     const drv::JobId id = t->job.load();
     if (id != 0) t->device->cancel(id);
   }
   {
     // A running task stops at its next safe point (the end of the current
-    // function call or CPU operator); wait for it so that the caller may free
-    // the task's buffers as soon as this returns. Library threads do not wait
+    // function call or CPU operator); wait for it, and for its done-callback
+    // to return, so that the caller may free the task's buffers and the
+    // callback's data as soon as this returns. Library threads do not wait
     // (the step they would wait for may be queued behind them).
     std::unique_lock<std::mutex> lk(t->mu);
-    if (!t_library_thread) t->cv.wait(lk, [&] { return t->state == Task::State::kDone; });
+    if (!t_library_thread)
+      t->cv.wait(lk, [&] { return t->state == Task::State::kDone && !t->callback_running; });
     t->released = true;
     t->settle_locked();
   }
@@ -605,13 +656,43 @@ Status set_task_callback(const std::shared_ptr<Task>& t, std::function<void(int3
 }
 
 double task_estimate_us(Task* t) {
+  // Segments not dispatched yet; the runs list is fixed once the task is
+  // closed (and only its owner appends before that).
+  size_t skip = t->dispatched.load(std::memory_order_relaxed);
   double us = 0.0;
-  for (size_t r = t->current; r < t->runs.size(); ++r) {
-    const Run& run = t->runs[r];
-    for (size_t s = (r == t->current ? run.next_segment : 0); s < run.model->segments.size(); ++s)
-      us += run.model->segments[s].est_us;
-  }
+  for (const Run& run : t->runs)
+    for (const Segment& seg : run.model->segments) {
+      if (skip > 0) {
+        --skip;
+        continue;
+      }
+      us += run.bpu_cores == 2 && seg.bpu ? seg.est_us / 2.0 : seg.est_us;
+    }
   return us;
+}
+
+int model_core_num(const Model& m) {
+  // CORE_NUM when the builder records it, else the compiler options echoed
+  // in hbdk_pass_through_params ("... --core-num 2 ...").
+  auto it = m.metadata.find("CORE_NUM");
+  std::string v;
+  if (it != m.metadata.end()) {
+    v = it->second;
+  } else {
+    it = m.metadata.find("hbdk_pass_through_params");
+    if (it == m.metadata.end()) return 1;
+    const std::string key = "--core-num";
+    const size_t pos = it->second.find(key);
+    if (pos == std::string::npos) return 1;
+    size_t b = pos + key.size();
+    while (b < it->second.size() && (it->second[b] == ' ' || it->second[b] == '=')) ++b;
+    size_t e = b;
+    while (e < it->second.size() && it->second[e] >= '0' && it->second[e] <= '9') ++e;
+    v = it->second.substr(b, e - b);
+  }
+  if (v.empty() || v.size() > 3) return 1;
+  const int n = std::atoi(v.c_str());
+  return n < 1 ? 1 : n;
 }
 
 int live_task_count() { return Engine::get().live(); }

@@ -65,6 +65,10 @@ double task_estimate_us(Task* task);
 // Number of tasks created and not released.
 int live_task_count();
 
+// BPU cores a model occupies per run (the core_num it was compiled with: 1,
+// or 2 on bernoulli2), from its build metadata.
+int model_core_num(const Model& model);
+
 }  // namespace openbpu::rt
 
 #endif  // OPENBPU_RUNTIME_ENGINE_ENGINE_H_

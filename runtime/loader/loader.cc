@@ -66,6 +66,13 @@ CpuOpDef make_cpu_op(const std::string& name, const fb::CpuOp& op, const uint8_t
       if (a->blob()) {
         v.blob = data_section + a->blob()->offset();
         v.blob_size = a->blob()->size();
+        if (v.type == AttrValue::kBlob && v.s == "tensor") {
+          // A tensor-valued attribute (see converter/writer/bin_writer.cc).
+          v.type = AttrValue::kTensor;
+          v.tensor = std::make_shared<const std::vector<uint8_t>>(v.blob, v.blob + v.blob_size);
+          v.tensor_type = static_cast<int32_t>(v.i);
+          v.tensor_dims = v.ints;
+        }
       }
       def.attrs.set(a->name()->str(), std::move(v));
     }
@@ -113,7 +120,8 @@ Status plan_arena(Model* m) {
   for (int s = 0; s < nseg; ++s) {
     for (uint32_t t : m->segments[s].outputs)
       if (first[t] < 0) first[t] = s;
-    for (uint32_t t : m->segments[s].inputs) last[t] = std::max(last[t], s);
+    for (uint32_t t : m->segments[s].inputs)
+      if (t != model::kAbsentInput) last[t] = std::max(last[t], s);
   }
   std::vector<Block> blocks;
   blocks.reserve(nt + m->segments.size() + m->inputs.size() + m->outputs.size());
@@ -215,7 +223,8 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
     if (fs->inputs()) seg.inputs.assign(fs->inputs()->begin(), fs->inputs()->end());
     seg.outputs.assign(fs->outputs()->begin(), fs->outputs()->end());
     std::vector<const TensorDesc*> ins, outs;
-    for (uint32_t t : seg.inputs) ins.push_back(&m->tensors[t]);
+    static const TensorDesc kAbsent{};
+    for (uint32_t t : seg.inputs) ins.push_back(t == model::kAbsentInput ? &kAbsent : &m->tensors[t]);
     for (uint32_t t : seg.outputs) outs.push_back(&m->tensors[t]);
     if (const auto* op = fs->kind_as_CpuOp()) {
       seg.op = make_cpu_op(seg.name, *op, data_section);

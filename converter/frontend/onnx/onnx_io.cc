@@ -8,6 +8,7 @@
 
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
 
 #include "runtime/core/tensor.h"
 #include "schema/writer.h"
@@ -114,6 +115,56 @@ bool constant_node_value(const onnx::NodeProto& n, Value* out, std::string* erro
   }
   *error = "Constant node '" + n.name() + "' has no supported value attribute";
   return false;
+}
+
+std::string join(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
+std::vector<int64_t> split_ints(const std::string& s) {
+  std::vector<int64_t> out;
+  std::stringstream ss(s);
+  std::string t;
+  while (std::getline(ss, t, ','))
+    if (!t.empty()) out.push_back(std::stoll(t));
+  return out;
+}
+
+// rt_type;layout;valid;aligned;byte_size;quant_type;axis;scales
+std::string encode_native(const Value& v) {
+  std::ostringstream s;
+  s.precision(9);
+  s << v.rt_type << ";" << v.layout << ";" << join(v.valid) << ";" << join(v.aligned) << ";" << v.byte_size << ";"
+    << v.quant.type << ";" << v.quant.axis << ";";
+  for (size_t i = 0; i < v.quant.scales.size(); ++i) s << (i ? "," : "") << v.quant.scales[i];
+  return s.str();
+}
+
+bool decode_native(const std::string& text, Value* v) {
+  std::vector<std::string> f;
+  std::stringstream ss(text);
+  std::string t;
+  while (std::getline(ss, t, ';')) f.push_back(t);
+  if (f.size() < 7) return false;
+  v->native = true;
+  v->rt_type = std::stoi(f[0]);
+  v->layout = std::stoi(f[1]);
+  v->valid = split_ints(f[2]);
+  v->aligned = split_ints(f[3]);
+  v->byte_size = std::stoll(f[4]);
+  v->quant.type = std::stoi(f[5]);
+  v->quant.axis = std::stoi(f[6]);
+  v->quant.scales.clear();
+  if (f.size() > 7) {
+    std::stringstream sc(f[7]);
+    while (std::getline(sc, t, ','))
+      if (!t.empty()) v->quant.scales.push_back(std::stof(t));
+  }
+  v->has_shape = true;
+  if (!rt::is_image_type(v->rt_type)) v->shape = v->aligned;
+  return true;
 }
 
 }  // namespace
@@ -334,6 +385,16 @@ bool import_model(const onnx::ModelProto& m, const std::string& base_dir, Graph*
     *error = "the model has no (non-initializer) input";
     return false;
   }
+  for (const auto& kv : m.metadata_props()) {
+    const std::string prefix = "openbpu.native.";
+    if (kv.key().rfind(prefix, 0) != 0) continue;
+    Value* v = g->value(kv.key().substr(prefix.size()));
+    if (v == nullptr || !decode_native(kv.value(), v)) {
+      *error = "bad native value description '" + kv.key() + "'";
+      return false;
+    }
+    if (rt::is_image_type(v->rt_type)) v->shape = {v->byte_size};
+  }
   return g->topo_sort(error);
 }
 
@@ -395,6 +456,14 @@ void export_model(const Graph& g, onnx::ModelProto* m) {
   }
   for (const auto& [name, v] : g.values)
     if (!written.count(name) && !v.is_constant() && v.has_shape) set_shape(graph->add_value_info(), v);
+  // Runtime descriptions of native (quantized) values, so the quantized
+  // model can be read back and executed.
+  for (const auto& [name, v] : g.values) {
+    if (!v.native) continue;
+    auto* kv = m->add_metadata_props();
+    kv->set_key("openbpu.native." + name);
+    kv->set_value(encode_native(v));
+  }
 }
 
 bool save_model(const Graph& g, const std::string& path, std::string* error) {
@@ -406,6 +475,74 @@ bool save_model(const Graph& g, const std::string& path, std::string* error) {
     return false;
   }
   return model::write_file_atomic(path, std::vector<uint8_t>(bytes.begin(), bytes.end()), error);
+}
+
+bool save_calibrated(const Graph& g, const std::map<std::string, double>& thresholds,
+                     const std::vector<std::string>& values, const std::string& path, std::string* error) {
+  onnx::ModelProto m;
+  export_model(g, &m);
+  int64_t opset = g.opset;
+  if (opset < 13) {
+    try {
+      m = onnx::version_conversion::ConvertVersion(m, 13);
+    } catch (const std::exception& e) {
+      *error = std::string("cannot convert the calibrated model to opset 13: ") + e.what();
+      return false;
+    }
+    opset = 13;
+  }
+  auto* graph = m.mutable_graph();
+  std::set<std::string> inputs;
+  for (const auto& in : graph->input()) inputs.insert(in.name());
+  int counter = 0;
+  for (const auto& v : values) {
+    auto it = thresholds.find(v);
+    if (it == thresholds.end()) continue;
+    const std::string base = v + "_qdq" + std::to_string(counter++);
+    const std::string scale_name = base + "_scale", zp_name = base + "_zero_point";
+    auto* sc = graph->add_initializer();
+    sc->set_name(scale_name);
+    sc->set_data_type(onnx::TensorProto::FLOAT);
+    sc->add_float_data(static_cast<float>(std::max(it->second, 1e-8) / 127.0));
+    auto* zp = graph->add_initializer();
+    zp->set_name(zp_name);
+    zp->set_data_type(onnx::TensorProto::INT8);
+    zp->add_int32_data(0);
+    std::string src = v;
+    std::string dst = base + "_dequantized";
+    const bool is_input = inputs.count(v) != 0;
+    if (!is_input) {
+      // The producer writes v_float; DequantizeLinear writes v (names kept).
+      src = base + "_float";
+      for (auto& n : *graph->mutable_node())
+        for (auto& o : *n.mutable_output())
+          if (o == v) o = src;
+      dst = v;
+    } else {
+      for (auto& n : *graph->mutable_node())
+        for (auto& i : *n.mutable_input())
+          if (i == v) i = dst;
+    }
+    auto* q = graph->add_node();
+    q->set_name(base + "_QuantizeLinear");
+    q->set_op_type("QuantizeLinear");
+    q->add_input(src);
+    q->add_input(scale_name);
+    q->add_input(zp_name);
+    q->add_output(base + "_int8");
+    auto* d = graph->add_node();
+    d->set_name(base + "_DequantizeLinear");
+    d->set_op_type("DequantizeLinear");
+    d->add_input(base + "_int8");
+    d->add_input(scale_name);
+    d->add_input(zp_name);
+    d->add_output(dst);
+  }
+  // Restore a topological order (the pairs were appended at the end).
+  Graph sorted;
+  if (!import_model(m, ".", &sorted, error)) return false;
+  sorted.opset = opset;
+  return save_model(sorted, path, error);
 }
 
 bool infer_shapes(Graph* g, std::string* error) {

@@ -5,6 +5,7 @@
 #ifndef OPENBPU_CONVERTER_FRONTEND_ONNX_ONNX_IO_H_
 #define OPENBPU_CONVERTER_FRONTEND_ONNX_ONNX_IO_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,13 @@ bool import_model(const onnx::ModelProto& model, const std::string& base_dir, Gr
 // domain's opset import. Returns false with a message on failure.
 bool save_model(const Graph& graph, const std::string& path, std::string* error);
 void export_model(const Graph& graph, onnx::ModelProto* model);
+
+// Writes the float graph with fake quantization on `values`: each gets a
+// QuantizeLinear/DequantizeLinear pair (int8, zero point 0, scale =
+// threshold / 127). Models below opset 13 are converted with ONNX's version
+// converter first, so the result is standard ONNX any runtime executes.
+bool save_calibrated(const Graph& graph, const std::map<std::string, double>& thresholds,
+                     const std::vector<std::string>& values, const std::string& path, std::string* error);
 
 // Runs ONNX shape inference over the graph and records the inferred types
 // and shapes of every value (known shapes are kept, unknown filled in).

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// The compiler: placed + calibrated float graph -> quantized graph. The
+// quantized graph mirrors the .bin segment by segment: CPU float operators,
+// openbpu::Quantize / Dequantize / LayoutConvert at BPU boundaries, and one
+// openbpu::BpuSubgraph node per BPU subgraph holding its compiled program.
+// Its host execution (FloatExecutor, the same kernels as the simulator) is
+// bit-exact with the .bin on the simulator.
+#ifndef OPENBPU_CONVERTER_CODEGEN_COMPILER_H_
+#define OPENBPU_CONVERTER_CODEGEN_COMPILER_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bpu_sim/isa/isa.h"
+#include "bpu_sim/isa/march.h"
+#include "converter/codegen/lowering.h"
+#include "converter/ir/graph.h"
+#include "converter/partition/placement.h"
+
+namespace openbpu::cvt {
+
+struct CompileOptions {
+  const isa::MarchInfo* march = nullptr;
+  double max_time_per_fc_us = 0;  // 0 = one function call per subgraph
+  bool int32_tail = true;         // high-precision int32 outputs for tail convolutions
+  std::string model_name = "model";
+};
+
+// Where a float value of the float graph was computed on the BPU (for the
+// per-node similarity report).
+struct LayerTrace {
+  std::string value;
+  int subgraph = -1;
+  isa::TensorRef ref;
+  QParams q;
+};
+
+struct CompiledSubgraph {
+  std::string name;  // "<MODEL>_subgraph_<k>"
+  std::vector<isa::Instruction> program;
+  std::vector<uint8_t> constants;
+  uint64_t scratch_size = 0;
+  std::vector<std::array<uint64_t, 3>> fcs;  // first, count, est cycles
+  uint64_t macs = 0;
+  uint64_t est_cycles = 0;
+};
+
+struct CompiledModel {
+  Graph graph;  // the quantized graph
+  std::vector<CompiledSubgraph> subgraphs;
+  std::vector<LayerTrace> traces;
+  // Per float value: calibration threshold and the scale used (for tables).
+  std::map<std::string, double> thresholds;
+};
+
+// thresholds: calibrated |x| threshold per float value (the scale is T / 127).
+bool compile(const Graph& float_graph, const Placement& placement, const std::map<std::string, double>& thresholds,
+             const CompileOptions& options, CompiledModel* out, std::string* error);
+
+// The BpuSubgraph node's program in attribute form (and back), shared by the
+// ONNX export of the quantized model, its host kernel and the .bin writer.
+void set_program_attrs(const CompiledSubgraph& sg, rt::Attrs* attrs);
+bool program_from_attrs(const rt::Attrs& attrs, CompiledSubgraph* sg, std::string* error);
+
+}  // namespace openbpu::cvt
+
+#endif  // OPENBPU_CONVERTER_CODEGEN_COMPILER_H_

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "converter/writer/bin_writer.h"
+
+#include <cstring>
+
+#include "bpu_sim/isa/codec.h"
+#include "runtime/core/tensor.h"
+#include "schema/verify.h"
+#include "schema/writer.h"
+
+namespace openbpu::cvt {
+
+namespace {
+
+std::unique_ptr<fb::TensorT> tensor_of(const Value& v) {
+  auto t = std::make_unique<fb::TensorT>();
+  t->name = v.name;
+  if (v.native) {
+    t->data_type = static_cast<fb::DataType>(v.rt_type);
+    t->layout = static_cast<fb::Layout>(v.layout);
+    t->valid_shape.assign(v.valid.begin(), v.valid.end());
+    t->aligned_shape.assign(v.aligned.begin(), v.aligned.end());
+    t->aligned_byte_size = v.byte_size;
+    if (rt::is_image_type(v.rt_type)) {
+      t->strides.assign(v.valid.size(), 0);
+    } else {
+      std::vector<int32_t> al(v.aligned.begin(), v.aligned.end());
+      t->strides = rt::dense_strides(al, rt::element_size(v.rt_type));
+    }
+    if (v.quant.type != rt::kQuantNone) {
+      auto q = std::make_unique<fb::QuantT>();
+      q->type = static_cast<fb::QuantType>(v.quant.type);
+      q->axis = v.quant.axis;
+      q->scales = v.quant.scales;
+      q->shifts = v.quant.shifts;
+      q->zero_points = v.quant.zero_points;
+      t->quant = std::move(q);
+    }
+    return t;
+  }
+  const int32_t rt_type = to_rt_type(v.elem_type);
+  t->data_type = static_cast<fb::DataType>(rt_type < 0 ? rt::kF32 : rt_type);
+  t->layout = v.shape.size() == 4 ? fb::Layout::NCHW : fb::Layout::NONE;
+  t->valid_shape.assign(v.shape.begin(), v.shape.end());
+  t->aligned_shape = t->valid_shape;
+  std::vector<int32_t> sh(v.shape.begin(), v.shape.end());
+  t->strides = rt::dense_strides(sh, rt::element_size(rt_type));
+  t->aligned_byte_size = std::max<int64_t>(v.elements(), 0) * elem_size(v.elem_type);
+  return t;
+}
+
+std::unique_ptr<fb::AttrT> attr_of(const std::string& name, const rt::AttrValue& v, model::ModelFileWriter* w) {
+  auto a = std::make_unique<fb::AttrT>();
+  a->name = name;
+  switch (v.type) {
+    case rt::AttrValue::kInt: a->type = fb::AttrType::INT, a->i = v.i; break;
+    case rt::AttrValue::kFloat: a->type = fb::AttrType::FLOAT, a->f = v.f; break;
+    case rt::AttrValue::kString: a->type = fb::AttrType::STRING, a->s = v.s; break;
+    case rt::AttrValue::kInts: a->type = fb::AttrType::INTS, a->ints = v.ints; break;
+    case rt::AttrValue::kFloats: a->type = fb::AttrType::FLOATS, a->floats = v.floats; break;
+    case rt::AttrValue::kStrings: a->type = fb::AttrType::STRINGS, a->strings = v.strings; break;
+    case rt::AttrValue::kBlob:
+      a->type = fb::AttrType::BLOB;
+      a->blob = std::make_unique<fb::BlobRef>(w->add_blob(v.blob, v.blob_size));
+      break;
+    case rt::AttrValue::kTensor:
+      // A tensor attribute: the data as a blob, "tensor" marks it, i holds
+      // the data type and ints the dimensions.
+      a->type = fb::AttrType::BLOB;
+      a->s = "tensor";
+      a->i = v.tensor_type;
+      a->ints = v.tensor_dims;
+      a->blob = std::make_unique<fb::BlobRef>(w->add_blob(*v.tensor));
+      break;
+  }
+  return a;
+}
+
+}  // namespace
+
+bool build_bin(const CompiledModel& cm, const BinWriteOptions& opt, std::vector<uint8_t>* bytes, std::string* error) {
+  const Graph& g = cm.graph;
+  model::ModelFileWriter w;
+  auto m = std::make_unique<fb::ModelT>();
+  m->name = opt.model_name;
+  m->march = opt.march;
+  std::map<std::string, uint32_t> index;
+  auto tensor_index = [&](const std::string& name) -> int64_t {
+    auto it = index.find(name);
+    if (it != index.end()) return it->second;
+    const Value* v = g.value(name);
+    if (v == nullptr) return -1;
+    auto t = tensor_of(*v);
+    if (v->is_constant()) {
+      t->constant = std::make_unique<fb::BlobRef>(w.add_blob(*v->data));
+      t->aligned_byte_size = static_cast<int64_t>(v->data->size());
+    }
+    const uint32_t i = static_cast<uint32_t>(m->tensors.size());
+    m->tensors.push_back(std::move(t));
+    index[name] = i;
+    return i;
+  };
+  for (const auto& in : g.inputs) {
+    if (tensor_index(in) < 0) {
+      *error = "writer: unknown input '" + in + "'";
+      return false;
+    }
+    auto mi = std::make_unique<fb::InputT>();
+    mi->tensor = index[in];
+    auto it = opt.inputs.find(in);
+    if (it != opt.inputs.end()) {
+      mi->input_type_rt = it->second.type_rt;
+      mi->input_type_train = it->second.type_train;
+      mi->source = it->second.source == "pyramid"   ? fb::InputSource::PYRAMID
+                   : it->second.source == "resizer" ? fb::InputSource::RESIZER
+                                                    : fb::InputSource::DDR;
+    }
+    m->inputs.push_back(std::move(mi));
+  }
+  uint64_t total_cycles = 0;
+  size_t sg_index = 0;
+  for (const Node& n : g.nodes) {
+    auto seg = std::make_unique<fb::SegmentT>();
+    seg->name = n.name;
+    if (n.domain == "openbpu" && n.op_type == "BpuSubgraph") {
+      CompiledSubgraph sg;
+      if (!program_from_attrs(n.attrs, &sg, error)) return false;
+      fb::BpuProgramT p;
+      const std::vector<uint8_t> code = isa::encode_program(sg.program);
+      p.code = std::make_unique<fb::BlobRef>(w.add_blob(code));
+      const Value* consts = g.value(n.inputs.back());
+      p.constants = std::make_unique<fb::BlobRef>(w.add_blob(*consts->data));
+      p.scratch_size = sg.scratch_size;
+      for (const auto& fc : sg.fcs) {
+        p.fcs.emplace_back(static_cast<uint32_t>(fc[0]), static_cast<uint32_t>(fc[1]), fc[2]);
+        total_cycles += fc[2];
+      }
+      p.macs = sg.macs;
+      for (size_t i = 0; i + 1 < n.inputs.size(); ++i) seg->inputs.push_back(static_cast<uint32_t>(tensor_index(n.inputs[i])));
+      seg->kind.Set(std::move(p));
+      ++sg_index;
+    } else {
+      fb::CpuOpT op;
+      op.op_type = n.op_type;
+      op.domain = n.domain;
+      for (const auto& [name, v] : n.attrs.all()) op.attrs.push_back(attr_of(name, v, &w));
+      rt::AttrValue opset;
+      opset.type = rt::AttrValue::kInt;
+      opset.i = g.opset;
+      if (!n.attrs.has("__opset")) op.attrs.push_back(attr_of("__opset", opset, &w));
+      for (const auto& in : n.inputs) {
+        seg->inputs.push_back(in.empty() ? model::kAbsentInput : static_cast<uint32_t>(tensor_index(in)));
+      }
+      seg->kind.Set(std::move(op));
+    }
+    for (const auto& o : n.outputs)
+      if (!o.empty()) seg->outputs.push_back(static_cast<uint32_t>(tensor_index(o)));
+    m->segments.push_back(std::move(seg));
+  }
+  (void)sg_index;
+  for (const auto& o : g.outputs) {
+    auto mo = std::make_unique<fb::OutputT>();
+    mo->tensor = static_cast<uint32_t>(tensor_index(o));
+    mo->operator_type = 1;
+    m->outputs.push_back(std::move(mo));
+  }
+  for (const auto& [k, v] : opt.metadata) model::set_metadata(m.get(), k, v);
+  m->config_yaml = opt.config_yaml;
+  if (const isa::MarchInfo* mi = isa::find_march(opt.march))
+    m->estimated_latency_us = static_cast<uint32_t>(static_cast<double>(total_cycles) / mi->clock_mhz);
+  fb::ModelFileT file;
+  file.builder = "openbpu hb_mapper";
+  for (const auto& [k, v] : opt.tool_versions) {
+    auto kv = std::make_unique<fb::KeyValueT>();
+    kv->key = k;
+    kv->value = v;
+    file.tool_versions.push_back(std::move(kv));
+  }
+  file.models.push_back(std::move(m));
+  *bytes = w.finish(&file);
+  return true;
+}
+
+bool write_bin(const CompiledModel& cm, const BinWriteOptions& opt, const std::string& path, std::string* error) {
+  std::vector<uint8_t> bytes;
+  if (!build_bin(cm, opt, &bytes, error)) return false;
+  return model::write_file_atomic(path, bytes, error);
+}
+
+}  // namespace openbpu::cvt

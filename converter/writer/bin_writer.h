@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// Writes the compiled (quantized) graph as a .bin model file: one segment per
+// node of the quantized graph, BPU programs and constants in the data section.
+#ifndef OPENBPU_CONVERTER_WRITER_BIN_WRITER_H_
+#define OPENBPU_CONVERTER_WRITER_BIN_WRITER_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "converter/codegen/compiler.h"
+
+namespace openbpu::cvt {
+
+struct InputMeta {
+  std::string type_rt, type_train, source;  // source: ddr, pyramid, resizer
+};
+
+struct BinWriteOptions {
+  std::string model_name;
+  std::string march;
+  std::map<std::string, std::string> metadata;  // vendor keys (MARCH, INPUT_TYPE_RT, ...)
+  std::string config_yaml;
+  std::map<std::string, InputMeta> inputs;      // per graph input
+  std::map<std::string, std::string> tool_versions;
+};
+
+// Serializes to bytes (for tests) or writes atomically.
+bool build_bin(const CompiledModel& model, const BinWriteOptions& options, std::vector<uint8_t>* bytes,
+               std::string* error);
+bool write_bin(const CompiledModel& model, const BinWriteOptions& options, const std::string& path,
+               std::string* error);
+
+}  // namespace openbpu::cvt
+
+#endif  // OPENBPU_CONVERTER_WRITER_BIN_WRITER_H_

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+// ONNX QuantizeLinear / DequantizeLinear (the converter's QDQ models and
+// constant folding; the runtime's own quantization is openbpu::Quantize in
+// quantize.cc). Scale and zero point are scalars or 1-D along `axis`
+// (default 1, opset 13). QuantizeLinear: y = saturate(round_half_even(x /
+// scale) + zero_point), y's type is the zero point's (uint8 without one).
+// DequantizeLinear: y = (x - zero_point) * scale in float32.
+#include <cmath>
+
+#include "runtime/cpu_ops/kernel_util.h"
+#include "runtime/cpu_ops/ops.h"
+
+namespace openbpu::rt {
+
+namespace {
+
+class QLinearKernel final : public CpuKernel {
+ public:
+  bool quantize = true;
+  int64_t outer = 1, channels = 1, inner = 1;
+  bool per_axis = false;
+  int32_t in_type = kF32, out_type = kU8;
+  Status run(const std::vector<CpuTensor>& in, const std::vector<CpuTensor>& out) const override {
+    const std::vector<double> scale = read_doubles(in[1]);
+    std::vector<int64_t> zp(scale.size(), 0);
+    if (has_input(in, 2)) zp = read_ints(in[2]);
+    InBuf x(in[0], in_type);
+    OutBuf y(out[0], out_type);
+    const int is = element_size(in_type), os = element_size(out_type);
+    double lo = 0, hi = 0;
+    if (quantize) {
+      lo = out_type == kS8 ? -128 : out_type == kU8 ? 0 : out_type == kS16 ? -32768 : 0;
+      hi = out_type == kS8 ? 127 : out_type == kU8 ? 255 : out_type == kS16 ? 32767 : 65535;
+      if (out_type == kS32) lo = -2147483648.0, hi = 2147483647.0;
+    }
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t c = 0; c < channels; ++c) {
+        const size_t q = per_axis ? static_cast<size_t>(c) : 0;
+        const double s = scale[q];
+        const double z = static_cast<double>(zp[q]);
+        for (int64_t i = 0; i < inner; ++i) {
+          const int64_t e = (o * channels + c) * inner + i;
+          const double v = load_as_double(in_type, x.data() + e * is);
+          double r;
+          if (quantize) {
+            r = std::nearbyint(static_cast<double>(static_cast<float>(v) / static_cast<float>(s))) + z;
+            r = std::isnan(r) ? z : std::max(lo, std::min(hi, r));
+          } else {
+            r = static_cast<float>((v - z) * s);
+          }
+          store_from_double(out_type, r, y.data() + e * os);
+        }
+      }
+    y.commit();
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+Status create_qlinear(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
+                      const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
+  if (in.size() < 2 || !in[0] || !in[1] || present_count(in) > 3 || out.size() != 1 || !out[0])
+    return op_error(def, "needs x, scale (, zero_point) and 1 output");
+  auto k = std::make_unique<QLinearKernel>();
+  k->quantize = def.op_type == "QuantizeLinear";
+  k->in_type = compute_type(in[0]->data_type);
+  k->out_type = out[0]->data_type;
+  auto qtype = [](int32_t t) { return t == kS8 || t == kU8 || t == kS16 || t == kU16 || t == kS32; };
+  if (k->quantize) {
+    if (!is_float_type(in[0]->data_type) && in[0]->data_type != kS32) return op_error(def, "x must be float or int32");
+    if (!qtype(k->out_type) || (has_input(in, 2) && in[2]->data_type != k->out_type))
+      return op_error(def, "y must be an integer type equal to the zero point's");
+  } else {
+    if (!qtype(k->in_type)) return op_error(def, "x must be an integer type");
+    if (compute_type(k->out_type) != kF32) return op_error(def, "y must be float32");
+    k->out_type = compute_type(k->out_type);
+    if (has_input(in, 2) && in[2]->data_type != in[0]->data_type) return op_error(def, "zero point type differs from x's");
+  }
+  const Dims x = dims_of(*in[0]);
+  if (dims_of(*out[0]) != x) return op_error(def, "input and output shapes differ");
+  const int64_t ns = count_of(dims_of(*in[1]));
+  if (has_input(in, 2) && count_of(dims_of(*in[2])) != ns) return op_error(def, "scale and zero point sizes differ");
+  if (dims_of(*in[1]).size() > 1) return op_error(def, "scale must be a scalar or 1-D");
+  if (dims_of(*in[1]).size() == 1 && !x.empty()) {
+    int64_t axis;
+    if (!norm_axis(def.attrs.get_int("axis", 1), static_cast<int64_t>(x.size()), &axis))
+      return op_error(def, "axis out of range");
+    if (ns != x[axis] && ns != 1) return op_error(def, "scale size does not match the axis");
+    k->per_axis = ns == x[axis] && ns != 1;
+    if (k->per_axis) {
+      k->outer = count_of(Dims(x.begin(), x.begin() + axis));
+      k->channels = x[axis];
+      k->inner = count_of(Dims(x.begin() + axis + 1, x.end()));
+    }
+  } else if (ns != 1) {
+    return op_error(def, "scale must have one element");
+  }
+  if (!k->per_axis) k->inner = count_of(x);
+  *kernel = std::move(k);
+  return Status::Ok();
+}
+
+}  // namespace openbpu::rt
