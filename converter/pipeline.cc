@@ -276,7 +276,7 @@ bool load_and_prepare(const Config& config, Graph* g, MapperLog& log, std::strin
   if (!onnxio::load_model(mp.onnx_model, g, error)) return false;
   log.info("Input ONNX model infomation:");
   log.info("ONNX IR version:          " + std::to_string(g->ir_version));
-  log.info("Opset version:            ['ai.onx v" + std::to_string(g->opset) + "']");
+  log.info("Opset version:            ['ai.onnx v" + std::to_string(g->opset) + "']");
   // Input shapes: the config's (validated against the model) with input_batch.
   for (const auto& in : config.input_parameters) {
     Value* v = g->value(in.name);
@@ -580,9 +580,17 @@ int run_makertbin(const Config& config, MapperLog& log) {
     log.info("Saving model to: " + prefix + "_calibrated_model.onnx.");
   }
 
-  // Similarity report on the first sample.
+  // Similarity report on the first sample (a debug build keeps every
+  // intermediate value in the scratch arena; its arithmetic is identical).
   Similarity sim;
-  if (!compute_similarity(g, best, samples.front(), &sim, &err)) return fail(err);
+  {
+    CompileOptions dbg = co;
+    dbg.no_scratch_reuse = true;
+    CompiledModel debug_model;
+    if (!compile(g, pl, best_thr, dbg, &debug_model, &err) ||
+        !compute_similarity(g, debug_model, samples.front(), &sim, &err))
+      return fail(err);
+  }
 
   std::map<std::string, std::string> rt_override;
   remove_io_nodes(&best, config, &rt_override, log);

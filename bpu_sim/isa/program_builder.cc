@@ -6,8 +6,9 @@
 namespace openbpu::isa {
 
 void quantize_multiplier(double r, int32_t* multiplier, int32_t* shift) {
+  // Compare in floating point: r * 2^63 can exceed the int64 range.
   int s = 63;
-  while (s > 0 && std::llround(std::ldexp(r, s)) >= (int64_t{1} << 31)) --s;
+  while (s > 0 && std::ldexp(r, s) >= 2147483647.5) --s;
   int64_t m = std::llround(std::ldexp(r, s));
   if (m >= (int64_t{1} << 31)) m = (int64_t{1} << 31) - 1;  // r >= 2^31: saturate
   if (m < 1) m = 1;

@@ -461,7 +461,8 @@ bool compile(const Graph& g, const Placement& placement, const std::map<std::str
       } else if (!emit_op(ctx, op, &err)) {
         return fail(error, err);
       }
-      for (const auto& v : to_free[oi]) arena.free(offset_of[v]);
+      if (!opt.no_scratch_reuse)
+        for (const auto& v : to_free[oi]) arena.free(offset_of[v]);
     }
     CompiledSubgraph sg;
     std::string upper;

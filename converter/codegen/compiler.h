@@ -25,6 +25,9 @@ struct CompileOptions {
   double max_time_per_fc_us = 0;  // 0 = one function call per subgraph
   bool int32_tail = true;         // high-precision int32 outputs for tail convolutions
   std::string model_name = "model";
+  // Debug builds for the similarity report: no scratch reuse, so every
+  // intermediate value is still in the scratch arena after a run.
+  bool no_scratch_reuse = false;
 };
 
 // Where a float value of the float graph was computed on the BPU (for the

@@ -48,7 +48,7 @@ void ratio_ms(double r, int32_t* m, int32_t* s) {
 // Two multipliers sharing one shift (residual adds, eltwise add/sub).
 void shared_shift(double r1, double r2, int32_t* m1, int32_t* m2, int32_t* s) {
   int shift = 62;
-  auto fits = [](double r, int sh) { return std::llround(std::ldexp(r, sh)) < (int64_t{1} << 31); };
+  auto fits = [](double r, int sh) { return std::ldexp(r, sh) < 2147483647.5; };
   while (shift > 0 && (!fits(r1, shift) || !fits(r2, shift))) --shift;
   *s = shift;
   *m1 = static_cast<int32_t>(std::max<int64_t>(1, std::llround(std::ldexp(r1, shift))));

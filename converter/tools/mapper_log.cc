@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -14,18 +16,35 @@ namespace openbpu::cvt {
 
 namespace {
 
+// %L as the vendor tool prints it: INFO, WARNING, ERROR, DEBUG.
+class UpperLevel final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    static const char* const kNames[] = {"TRACE", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL", "OFF"};
+    const char* n = kNames[static_cast<int>(msg.level)];
+    dest.append(n, n + std::strlen(n));
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<UpperLevel>(); }
+};
+
+std::unique_ptr<spdlog::formatter> make_formatter() {
+  auto f = std::make_unique<spdlog::pattern_formatter>();
+  f->add_flag<UpperLevel>('*').set_pattern("%Y-%m-%d %H:%M:%S,%e %* %v");
+  return f;
+}
+
 class SpdLog final : public MapperLog {
  public:
   explicit SpdLog(const std::string& file) {
     auto console = std::make_shared<spdlog::sinks::stdout_sink_mt>();
     console->set_level(spdlog::level::info);
-    console->set_pattern("%Y-%m-%d %H:%M:%S,%e %l %v");
+    console->set_formatter(make_formatter());
     std::vector<spdlog::sink_ptr> sinks{console};
     if (!file.empty()) {
       try {
         auto f = std::make_shared<spdlog::sinks::basic_file_sink_mt>(file, true);
         f->set_level(spdlog::level::debug);
-        f->set_pattern("%Y-%m-%d %H:%M:%S,%e %l %v");
+        f->set_formatter(make_formatter());
         sinks.push_back(f);
       } catch (const spdlog::spdlog_ex&) {
         // Unwritable directory: console only.

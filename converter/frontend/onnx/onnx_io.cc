@@ -368,13 +368,15 @@ bool import_model(const onnx::ModelProto& m, const std::string& base_dir, Graph*
       Value& v = g->values[o];
       v.name = o;
     }
+    g->nodes.push_back(std::move(n));
+  }
+  // Every input must be defined somewhere (nodes may be listed out of order).
+  for (const auto& n : g->nodes)
     for (const auto& in : n.inputs)
       if (!in.empty() && g->values.count(in) == 0) {
         *error = "node '" + n.name + "' reads '" + in + "', which no node, input or initializer defines";
         return false;
       }
-    g->nodes.push_back(std::move(n));
-  }
   for (const auto& out : graph.output()) {
     Value& v = g->values[out.name()];
     v.name = out.name();
