@@ -227,7 +227,7 @@ bool compile(const Graph& g, const Placement& placement, const std::map<std::str
       std::string cur = n.outputs[0];
       auto single_consumer_in_sg = [&](const std::string& v) -> int {
         const auto c = consumers_of(v);
-        if (c.size() != 1 || g.is_graph_output(v) || sg_of[c[0]] != k) return -1;
+        if (c.size() != 1 || g.is_graph_output(v) || sg_of[c[0]] != k || fused[c[0]]) return -1;
         return static_cast<int>(c[0]);
       };
       if (op.kind == "conv") {

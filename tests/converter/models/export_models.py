@@ -1,0 +1,101 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Exports the generated test models to ONNX (run with Debian's /usr/bin/python3).
+
+torchvision mobilenet_v2 and resnet18, and a small detector-like net with
+upsampling and concatenation. No pretrained weights are available offline:
+weights are random (fixed seed) and the BatchNorm statistics are warmed up on
+real images (skimage's sample photos) so activations keep a realistic range.
+
+usage: export_models.py <output dir> [--opset N]
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torchvision
+
+
+def sample_images(size):
+    """Real photos from skimage's data package, resized, as float tensors in [0, 1]."""
+    from skimage import data, transform
+    names = ["astronaut", "chelsea", "coffee", "rocket", "immunohistochemistry", "hubble_deep_field"]
+    imgs = []
+    for n in names:
+        im = getattr(data, n)()
+        if im.ndim == 2:
+            im = np.stack([im] * 3, axis=-1)
+        im = transform.resize(im[..., :3], (size, size), anti_aliasing=True)
+        imgs.append(torch.from_numpy(im.transpose(2, 0, 1).astype(np.float32)))
+    return torch.stack(imgs)
+
+
+def normalize(x):
+    mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
+    std = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
+    return (x - mean) / std
+
+
+class Detector(nn.Module):
+    """A small FPN-like net: two strided stages, upsample + concat, two heads."""
+
+    def __init__(self):
+        super().__init__()
+        def block(i, o, s):
+            return nn.Sequential(nn.Conv2d(i, o, 3, s, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+        self.stem = block(3, 16, 2)
+        self.c2 = block(16, 32, 2)
+        self.c3 = block(32, 64, 2)
+        self.lat = nn.Conv2d(64, 32, 1)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.fuse = block(64, 32, 1)
+        self.cls = nn.Conv2d(32, 6, 1)
+        self.box = nn.Conv2d(32, 4, 1)
+
+    def forward(self, x):
+        x = self.stem(x)
+        p2 = self.c2(x)
+        p3 = self.c3(p2)
+        t = self.up(self.lat(p3))
+        f = self.fuse(torch.cat([t, p2], dim=1))
+        return torch.sigmoid(self.cls(f)), self.box(f)
+
+
+def warm_bn(model, images):
+    model.train()
+    with torch.no_grad():
+        for _ in range(3):
+            model(normalize(images))
+    model.eval()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--opset", type=int, default=11)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    torch.manual_seed(0)
+    images = sample_images(224)
+    models = {
+        "mobilenet_v2": torchvision.models.mobilenet_v2(),
+        "resnet18": torchvision.models.resnet18(),
+        "detector": Detector(),
+    }
+    for name, model in models.items():
+        size = 128 if name == "detector" else 224
+        imgs = torch.nn.functional.interpolate(images, size=(size, size), mode="bilinear", align_corners=False)
+        warm_bn(model, imgs)
+        x = torch.zeros(1, 3, size, size)
+        out_names = ["cls", "box"] if name == "detector" else ["logits"]
+        torch.onnx.export(model, x, os.path.join(args.out, name + ".onnx"), opset_version=args.opset,
+                          input_names=["input"], output_names=out_names, do_constant_folding=True)
+        print("exported", name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
