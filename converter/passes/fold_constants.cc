@@ -98,6 +98,20 @@ int fold_constants(Graph* g, std::string* error) {
   int folded = 0;
   for (int round = 0; round < 64; ++round) {
     if (!onnxio::infer_shapes(g, error)) return -1;
+    // ONNX does not know our own element-wise operators, nor the ones we use
+    // before the opset that introduced them: same shape as the input.
+    for (const Node& n : g->nodes)
+      if (((n.domain == "openbpu" && (n.op_type == "Swish" || n.op_type == "Gelu")) ||
+           (n.domain.empty() && (n.op_type == "HardSwish" || n.op_type == "LayerNormalization"))) &&
+          !n.inputs.empty()) {
+        const Value* in = g->value(n.inputs[0]);
+        Value* out = g->value(n.outputs[0]);
+        if (in && out && in->shape_known() && !out->shape_known()) {
+          out->has_shape = true;
+          out->shape = in->shape;
+          out->elem_type = in->elem_type;
+        }
+      }
     int changed = 0;
     std::vector<Node> kept;
     for (const Node& n : g->nodes) {

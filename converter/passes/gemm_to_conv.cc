@@ -50,6 +50,23 @@ int gemm_to_conv(Graph* g, std::string* error) {
       }
       for (float& v : bias) v = static_cast<float>(v * beta);
     }
+    // MatMul followed by Add of a constant [M] vector (exporters split Gemm
+    // like that): the Add becomes the convolution's bias.
+    std::string final_out = op.outputs[0];
+    std::string absorbed_add;
+    if (matmul && single_use(*g, op.outputs[0])) {
+      const Node& a = g->nodes[g->consumers(op.outputs[0])[0]];
+      if (a.op_type == "Add" && a.domain.empty() && a.inputs.size() == 2) {
+        const std::string c = a.inputs[0] == op.outputs[0] ? a.inputs[1] : a.inputs[0];
+        const std::vector<float> cv = const_floats(*g, c);
+        const Value* av = g->value(a.outputs[0]);
+        if (static_cast<int64_t>(cv.size()) == m && av && av->shape == y->shape) {
+          bias = cv;
+          final_out = a.outputs[0];
+          absorbed_add = a.name;
+        }
+      }
+    }
     const std::vector<float> bw = const_floats(*g, op.inputs[1]);
     // Conv weight [M, K] (later reshaped to the kernel).
     std::vector<float> w(static_cast<size_t>(m * k));
@@ -112,8 +129,15 @@ int gemm_to_conv(Graph* g, std::string* error) {
     back.name = name + "_to_2d";
     back.op_type = "Reshape";
     back.inputs = {conv_out, g->add_constant(name + "_shape_2d", kInt64, {2}, i64_bytes({n, m}))};
-    back.outputs = {op.outputs[0]};
+    back.outputs = {final_out};
     added.push_back(back);
+    if (!absorbed_add.empty())
+      for (size_t k = 0; k < g->nodes.size(); ++k)
+        if (g->nodes[k].name == absorbed_add) {
+          g->nodes.erase(g->nodes.begin() + static_cast<std::ptrdiff_t>(k));
+          if (k < i) --i;
+          break;
+        }
     g->nodes.erase(g->nodes.begin() + static_cast<std::ptrdiff_t>(i));
     g->nodes.insert(g->nodes.begin() + static_cast<std::ptrdiff_t>(i), added.begin(), added.end());
     i += added.size() - 1;

@@ -8,7 +8,8 @@
 
 namespace openbpu::cvt {
 
-bool bypass_node(Graph* g, size_t index, const std::string& in, const std::string& out) {
+// `in` and `out` are taken by value: callers pass names of the node erased here.
+bool bypass_node(Graph* g, size_t index, std::string in, std::string out) {
   if (!g->is_graph_output(out)) {
     g->nodes.erase(g->nodes.begin() + static_cast<std::ptrdiff_t>(index));
     g->replace_uses(out, in);

@@ -66,7 +66,7 @@ inline void clip_bounds(const Graph& g, const Node& n, double* lo, double* hi) {
 // Removes node `index`, making its output `out` an alias of `in` (graph
 // outputs keep their name: the producer of `in` is renamed instead).
 // Returns false when the rewrite is not possible.
-bool bypass_node(Graph* g, size_t index, const std::string& in, const std::string& out);
+bool bypass_node(Graph* g, size_t index, std::string in, std::string out);
 
 }  // namespace openbpu::cvt
 
