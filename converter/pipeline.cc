@@ -521,6 +521,20 @@ int run_makertbin(const Config& config, MapperLog& log) {
   co.model_name = mp.output_model_file_prefix;
   for (const auto& o : cp.optimization)
     if (o == "set_model_output_int8") co.int32_tail = false;
+  // int16 activations: node_info OutputType int16 (per node) or the
+  // experiment switch OPENBPU_ALL_INT16 (marches with int16 only).
+  for (const auto& [name, info] : mp.node_info)
+    if (info.output_type == "int16")
+      for (const auto& n : g.nodes)
+        if (n.name == name)
+          for (const auto& o : n.outputs) co.int16_values.insert(o);
+  for (const auto& o : cp.optimization)
+    if (o == "set_all_nodes_int16" && march->int16) co.all_int16 = true;
+  if (march->int16 && std::getenv("OPENBPU_ALL_INT16") != nullptr) co.all_int16 = true;
+  for (const auto& o : cp.optimization)
+    if (o == "bias_correction")
+      for (const auto& [name, st] : stats.values)
+        if (!st.channel_sum.empty()) co.channel_means[name] = st.channel_mean();
   struct Candidate {
     CalMethod method;
     double pct;
@@ -533,9 +547,12 @@ int run_makertbin(const Config& config, MapperLog& log) {
                      pct < 1.0 ? "max-percentile:percentile=" + fixed(pct, 5) : "max"});
   } else if (cp.calibration_type == "kl") {
     cands.push_back({CalMethod::kKl, 1.0, "kl"});
+  } else if (cp.calibration_type == "mse") {
+    cands.push_back({CalMethod::kMse, 1.0, "mse"});
   } else {  // default, mix: pick the best by output cosine on the first sample
     cands = {{CalMethod::kMaxPercentile, 0.99995, "max-percentile:percentile=0.99995"},
              {CalMethod::kKl, 1.0, "kl"},
+             {CalMethod::kMse, 1.0, "mse"},
              {CalMethod::kMax, 1.0, "max"}};
   }
   CompiledModel best;

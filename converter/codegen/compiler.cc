@@ -268,11 +268,13 @@ bool compile(const Graph& g, const Placement& placement, const std::map<std::str
 
   // ---- 2. quantization parameters ----------------------------------------
   std::map<std::string, QParams> q;
+  auto wide = [&](const std::string& v) { return opt.all_int16 || opt.int16_values.count(v) != 0; };
   auto scale_of = [&](const std::string& v) -> float {
     auto it = thresholds.find(v);
     const double t = it != thresholds.end() ? it->second : 1.0;
-    return static_cast<float>(std::max(t, 1e-8) / 127.0);
+    return static_cast<float>(std::max(t, 1e-8) / (wide(v) ? 32767.0 : 127.0));
   };
+  auto act_dtype = [&](const std::string& v) { return wide(v) ? DType::kInt16 : DType::kInt8; };
   std::map<std::string, int> value_sg;  // subgraph producing a value
   for (size_t k = 0; k < plans.size(); ++k)
     for (const Op& op : plans[k].ops)
@@ -285,11 +287,11 @@ bool compile(const Graph& g, const Placement& placement, const std::map<std::str
   for (size_t k = 0; k < plans.size(); ++k) {
     for (const Op& op : plans[k].ops) {
       for (const auto& in : op.inputs)
-        if (!q.count(in)) q[in] = QParams{DType::kInt8, scale_of(in), {}};
+        if (!q.count(in)) q[in] = QParams{act_dtype(in), scale_of(in), {}};
       const Node& n = g.nodes[op.nodes[0]];
       for (const auto& o : op.outputs) {
         if (o.empty()) continue;
-        QParams p{DType::kInt8, scale_of(o), {}};
+        QParams p{act_dtype(o), scale_of(o), {}};
         if (keeps_scale(n) && !op.inputs.empty()) p = q[op.inputs[0]];
         if (op.kind == "argmax") p = QParams{DType::kInt32, 1.0f, {}};
         const bool relu_or_none =
@@ -355,6 +357,7 @@ bool compile(const Graph& g, const Placement& placement, const std::map<std::str
 
     LoweringContext ctx(g, *opt.march);
     ctx.q = q;
+    ctx.channel_means = &opt.channel_means;
     // Regions for inputs and outputs.
     for (size_t i = 0; i < plan.inputs.size(); ++i) {
       const std::string& v = plan.inputs[i];

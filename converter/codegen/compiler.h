@@ -9,6 +9,7 @@
 #define OPENBPU_CONVERTER_CODEGEN_COMPILER_H_
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,15 @@ struct CompileOptions {
   // Debug builds for the similarity report: no scratch reuse, so every
   // intermediate value is still in the scratch arena after a run.
   bool no_scratch_reuse = false;
+  // Activations computed in int16 (marches with int16 support): the listed
+  // float values, or every activation with all_int16.
+  std::set<std::string> int16_values;
+  bool all_int16 = false;
+  // Per-channel means of float values (calibration): convolutions reading a
+  // value with known means get empirical bias correction, i.e. the expected
+  // error of their rounded weights, sum (w_q - w) * E[x], is removed from
+  // their bias.
+  std::map<std::string, std::vector<double>> channel_means;
 };
 
 // Where a float value of the float graph was computed on the BPU (for the

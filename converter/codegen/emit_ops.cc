@@ -192,6 +192,25 @@ bool emit_conv(LoweringContext& ctx, const Op& op, std::string* e) {
         for (int64_t b = 0; b < kw; ++b)
           wq[static_cast<size_t>(((co * kh + a) * kw + b) * cin_g + ci)] =
               qw(w[static_cast<size_t>(((co * cin_g + ci) * kh + a) * kw + b)], sw[static_cast<size_t>(co)]);
+  // Empirical bias correction: remove the expected error of the rounded
+  // weights given the input's per-channel mean.
+  if (ctx.channel_means != nullptr) {
+    auto it = ctx.channel_means->find(x);
+    const int64_t groups = n.attrs.get_int("group", 1);
+    if (it != ctx.channel_means->end() && static_cast<int64_t>(it->second.size()) == cin_g * groups) {
+      for (int64_t co = 0; co < cout; ++co) {
+        const int64_t g0 = co / (cout / groups) * cin_g;
+        double corr = 0;
+        for (int64_t ci = 0; ci < cin_g; ++ci)
+          for (int64_t a = 0; a < kh * kw; ++a) {
+            const float wf = w[static_cast<size_t>((co * cin_g + ci) * kh * kw + a)];
+            const double wd = qw(wf, sw[static_cast<size_t>(co)]) * static_cast<double>(sw[static_cast<size_t>(co)]);
+            corr += (wd - wf) * it->second[static_cast<size_t>(g0 + ci)];
+          }
+        bias[static_cast<size_t>(co)] = static_cast<float>(bias[static_cast<size_t>(co)] - corr);
+      }
+    }
+  }
   std::vector<double> acc_scale(static_cast<size_t>(cout));
   std::vector<int32_t> bq(static_cast<size_t>(cout));
   for (int64_t c = 0; c < cout; ++c) {

@@ -58,6 +58,7 @@ class LoweringContext {
   isa::ProgramBuilder pb;
   std::map<std::string, QParams> q;            // every value on the BPU
   std::map<std::string, isa::TensorRef> refs;  // where each value lives (after allocation)
+  const std::map<std::string, std::vector<double>>* channel_means = nullptr;  // bias correction
 
   int align() const { return pb.align(); }
   const Value& value(const std::string& n) const { return *graph.value(n); }

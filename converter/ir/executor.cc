@@ -101,7 +101,8 @@ bool FloatExecutor::prepare(const Graph& g, std::string* error) {
 }
 
 bool FloatExecutor::run(const std::map<std::string, Value>& inputs, std::map<std::string, Value>* outputs,
-                        std::string* error, const std::set<std::string>* keep, bool keep_all) const {
+                        std::string* error, const std::set<std::string>* keep, bool keep_all,
+                        const ValueHook& hook) const {
   const Graph& g = *graph_;
   std::map<std::string, std::shared_ptr<std::vector<uint8_t>>> live;
   for (const auto& in : g.inputs) {
@@ -159,6 +160,9 @@ bool FloatExecutor::run(const std::map<std::string, Value>& inputs, std::map<std
       *error = "node '" + n.name + "' (" + n.op_type + "): " + st.message();
       return false;
     }
+    if (hook)
+      for (size_t k = 0; k < n.outputs.size(); ++k)
+        if (!n.outputs[k].empty()) hook(n.outputs[k], g.value(n.outputs[k])->elem_type, *live[n.outputs[k]]);
     // Free values whose last reader ran, unless wanted.
     for (const auto& name : n.inputs) {
       auto lu = last_use_.find(name);

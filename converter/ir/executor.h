@@ -5,6 +5,7 @@
 #ifndef OPENBPU_CONVERTER_IR_EXECUTOR_H_
 #define OPENBPU_CONVERTER_IR_EXECUTOR_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -27,8 +28,12 @@ class FloatExecutor {
   // Runs the graph. `inputs` maps graph input names to values with data;
   // `outputs` receives the graph outputs, plus every intermediate value when
   // `keep` is non-null and lists it (or keep_all).
+  // `hook`, when set, may rewrite each computed value in place (name, type,
+  // bytes) before later nodes read it (fake quantization, sensitivity).
+  using ValueHook = std::function<void(const std::string&, int32_t, std::vector<uint8_t>&)>;
   bool run(const std::map<std::string, Value>& inputs, std::map<std::string, Value>* outputs,
-           std::string* error, const std::set<std::string>* keep = nullptr, bool keep_all = false) const;
+           std::string* error, const std::set<std::string>* keep = nullptr, bool keep_all = false,
+           const ValueHook& hook = nullptr) const;
   const Graph* graph() const { return graph_; }
 
  private:

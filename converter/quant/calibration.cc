@@ -25,6 +25,7 @@ const char* cal_method_name(CalMethod m) {
     case CalMethod::kMax: return "max";
     case CalMethod::kMaxPercentile: return "max-percentile";
     case CalMethod::kKl: return "kl";
+    case CalMethod::kMse: return "mse";
   }
   return "?";
 }
@@ -40,7 +41,23 @@ bool collect_stats(const FloatExecutor& exec, const std::vector<std::map<std::st
       for (const auto& [name, v] : sample) values[name] = v;
       for (const auto& [name, v] : values) {
         ValueStats& s = stats->values[name];
+        if (pass == 0 && v.elem_type == kFloat && v.data && v.shape.size() == 4) {
+          const int64_t n = v.shape[0], c = v.shape[1], hw = v.shape[2] * v.shape[3];
+          if (s.channel_sum.empty()) s.channel_sum.assign(static_cast<size_t>(c), 0.0);
+          const float* p = reinterpret_cast<const float*>(v.data->data());
+          if (static_cast<int64_t>(v.data->size() / 4) == n * c * hw &&
+              static_cast<int64_t>(s.channel_sum.size()) == c) {
+            for (int64_t b = 0; b < n; ++b)
+              for (int64_t ch = 0; ch < c; ++ch) {
+                double sum = 0;
+                for (int64_t k = 0; k < hw; ++k) sum += p[(b * c + ch) * hw + k];
+                s.channel_sum[static_cast<size_t>(ch)] += sum;
+              }
+            s.positions += n * hw;
+          }
+        }
         if (pass == 0) {
+          s.elements = v.data ? static_cast<int64_t>(v.data->size() / 4) : 0;
           for_each_float(v, [&](float x) {
             const double a = std::fabs(static_cast<double>(x));
             if (std::isfinite(a)) s.max_abs = std::max(s.max_abs, a);
@@ -84,8 +101,12 @@ double kl_threshold(const std::vector<double>& hist, double hist_max) {
   double best_kl = INFINITY;
   int best_i = bins;
   for (int i = kLevels; i <= bins; i += 8) {
-    // Reference distribution: the first i bins, the tail folded into the last.
-    std::vector<double> p(hist.begin(), hist.begin() + i);
+    // Reference distribution: the first i bins, the tail folded into the
+    // last. Bin 0 is dropped: exact zeros (relu outputs) quantize exactly
+    // and would otherwise dominate the divergence.
+    std::vector<double> raw(hist.begin(), hist.begin() + i);
+    raw[0] = 0.0;
+    std::vector<double> p = raw;
     for (int k = i; k < bins; ++k) p[static_cast<size_t>(i - 1)] += hist[static_cast<size_t>(k)];
     double psum = 0;
     for (double v : p) psum += v;
@@ -99,12 +120,14 @@ double kl_threshold(const std::vector<double>& hist, double hist_max) {
       const int end = std::max(start + 1, static_cast<int>(std::floor((l + 1) * step)));
       double sum = 0;
       int nonzero = 0;
-      for (int k = start; k < end && k < i; ++k) {
-        sum += hist[static_cast<size_t>(k)];
-        nonzero += hist[static_cast<size_t>(k)] > 0 ? 1 : 0;
+      // Quantized from the bins without the clipped tail (the divergence
+      // then measures the clipping).
+      for (int k = std::max(start, 1); k < end && k < i; ++k) {
+        sum += raw[static_cast<size_t>(k)];
+        nonzero += raw[static_cast<size_t>(k)] > 0 ? 1 : 0;
       }
-      for (int k = start; k < end && k < i; ++k)
-        if (hist[static_cast<size_t>(k)] > 0) q[static_cast<size_t>(k)] = sum / nonzero;
+      for (int k = std::max(start, 1); k < end && k < i; ++k)
+        if (raw[static_cast<size_t>(k)] > 0) q[static_cast<size_t>(k)] = sum / nonzero;
     }
     double qsum = 0;
     for (double v : q) qsum += v;
@@ -124,13 +147,37 @@ double kl_threshold(const std::vector<double>& hist, double hist_max) {
   return hist_max * (best_i + 0.5) / bins;
 }
 
+double mse_threshold(const std::vector<double>& hist, double hist_max) {
+  const int bins = static_cast<int>(hist.size());
+  if (bins == 0 || hist_max <= 0) return hist_max;
+  const double width = hist_max / bins;
+  double best_err = INFINITY, best_t = hist_max;
+  // Candidates from 10% of the max up to the max.
+  for (int i = bins / 10; i <= bins; i += 4) {
+    const double t = i * width;
+    const double step = t / 127.0;
+    double err = 0;
+    for (int k = 0; k < bins; ++k) {
+      if (hist[static_cast<size_t>(k)] <= 0) continue;
+      const double c = (k + 0.5) * width;
+      const double e = c > t ? c - t : c - step * std::round(c / step);
+      err += hist[static_cast<size_t>(k)] * e * e;
+    }
+    if (err < best_err) best_err = err, best_t = t;
+  }
+  return best_t;
+}
+
 double CalibrationStats::threshold(const std::string& value, CalMethod method, double percentile) const {
   auto it = values.find(value);
   if (it == values.end()) return 1.0;
   const ValueStats& s = it->second;
   double t = s.max_abs;
+  constexpr int64_t kMinHistogramElements = 4096;
+  if (s.elements < kMinHistogramElements) return t > 0 ? t : 1e-6;
   if (method == CalMethod::kMaxPercentile && !s.hist.empty()) t = percentile_threshold(s.hist, s.hist_max, percentile);
   if (method == CalMethod::kKl && !s.hist.empty()) t = kl_threshold(s.hist, s.hist_max);
+  if (method == CalMethod::kMse && !s.hist.empty()) t = mse_threshold(s.hist, s.hist_max);
   return t > 0 ? t : 1e-6;
 }
 

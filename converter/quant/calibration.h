@@ -15,16 +15,28 @@ namespace openbpu::cvt {
 
 struct ValueStats {
   double max_abs = 0.0;
+  int64_t elements = 0;  // per sample
+  // Sum per channel (axis 1) of 4-D values over samples and positions, and
+  // the number of positions summed: channel means for bias correction.
+  std::vector<double> channel_sum;
+  int64_t positions = 0;
+  std::vector<double> channel_mean() const {
+    std::vector<double> m(channel_sum);
+    for (double& x : m) x = positions ? x / static_cast<double>(positions) : 0.0;
+    return m;
+  }
   std::vector<double> hist;  // histogram of |x| over [0, hist_max]
   double hist_max = 0.0;
 };
 
-enum class CalMethod { kMax, kMaxPercentile, kKl };
+enum class CalMethod { kMax, kMaxPercentile, kKl, kMse };
 const char* cal_method_name(CalMethod m);
 
 struct CalibrationStats {
   std::map<std::string, ValueStats> values;
   // Threshold (the largest magnitude mapped to 127) of a value by a method.
+  // Tensors too small for a meaningful histogram (e.g. squeeze-excitation
+  // vectors) always use the max.
   double threshold(const std::string& value, CalMethod method, double percentile) const;
 };
 
@@ -39,6 +51,9 @@ bool collect_stats(const FloatExecutor& exec, const std::vector<std::map<std::st
 // 128-level quantization (entropy calibration).
 double kl_threshold(const std::vector<double>& hist, double hist_max);
 double percentile_threshold(const std::vector<double>& hist, double hist_max, double percentile);
+// Threshold minimizing the expected squared error of symmetric int8
+// quantization (rounding inside, clipping outside) over the histogram.
+double mse_threshold(const std::vector<double>& hist, double hist_max);
 
 }  // namespace openbpu::cvt
 
