@@ -59,7 +59,6 @@ void print_table(MapperLog& log, const std::vector<std::string>& header,
   for (const auto& r : rows) log.info(line(r));
 }
 
-std::vector<std::string> model_input_names(const Graph& g) { return g.inputs; }
 
 std::vector<PreprocessSpec> preprocess_specs(const Config& c) {
   std::vector<PreprocessSpec> out;
@@ -549,7 +548,10 @@ int run_makertbin(const Config& config, MapperLog& log) {
     cands.push_back({CalMethod::kKl, 1.0, "kl"});
   } else if (cp.calibration_type == "mse") {
     cands.push_back({CalMethod::kMse, 1.0, "mse"});
-  } else {  // default, mix: pick the best by output cosine on the first sample
+  } else if (co.all_int16) {
+    // 16-bit activations have resolution to spare: clipping only hurts.
+    cands.push_back({CalMethod::kMax, 1.0, "max"});
+  } else {  // default, mix: pick the best by the mean output cosine on a few samples
     cands = {{CalMethod::kMaxPercentile, 0.99995, "max-percentile:percentile=0.99995"},
              {CalMethod::kKl, 1.0, "kl"},
              {CalMethod::kMse, 1.0, "mse"},
@@ -565,12 +567,18 @@ int run_makertbin(const Config& config, MapperLog& log) {
     if (!compile(g, pl, thr, co, &cm, &err)) return fail(err);
     double score = 1.0;
     if (cands.size() > 1) {
-      Similarity s;
-      if (!compute_similarity(g, cm, samples.front(), &s, &err)) return fail(err);
+      // Mean output cosine over the first few samples (one sample is noisy).
+      const size_t n = std::min<size_t>(samples.size(), 8);
       score = 0;
-      for (const auto& o : s.outputs) score += o.cosine;
-      score /= std::max<size_t>(1, s.outputs.size());
-      log.debug("calibration method " + c.label + ": output cosine " + fixed(score));
+      for (size_t k = 0; k < n; ++k) {
+        Similarity s;
+        if (!compute_similarity(g, cm, samples[k], &s, &err)) return fail(err);
+        double sc = 0;
+        for (const auto& o : s.outputs) sc += o.cosine;
+        score += sc / static_cast<double>(std::max<size_t>(1, s.outputs.size()));
+      }
+      score /= static_cast<double>(n);
+      log.debug("calibration method " + c.label + ": mean output cosine " + fixed(score));
     }
     if (score > best_score) best_score = score, best = std::move(cm), best_label = c.label, best_thr = thr;
   }
