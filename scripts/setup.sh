@@ -31,6 +31,8 @@ PACKAGES=(
   # reference data, test models, peers
   libonnx-testdata
   python3 python3-numpy python3-onnx
+  # converter test models (torchvision exports) and their sample photos
+  python3-torch python3-torchvision python3-skimage python3-pil
 )
 # Node.js for the npm packages: Debian's nodejs + npm unless a node with npm
 # is already installed (e.g. NodeSource's nodejs, which conflicts with npm).

