@@ -43,7 +43,7 @@ class Case:
     def __init__(self, name, model, march, input_name, shape, rt, train="rgb", layout_rt="NHWC",
                  mean=None, std=None, cal="default", data="photos", n_cal=8, n_test=24,
                  min_cos=0.99, min_agree=None, extra_yaml="", int_accuracy_labels=False, max_acc_drop=0.02,
-                 text_map=False, centered=False):
+                 text_map=False, centered=False, checker=None):
         self.name, self.model, self.march = name, model, march
         self.input_name, self.shape = input_name, shape
         self.rt, self.train, self.layout_rt = rt, train, layout_rt
@@ -58,6 +58,8 @@ class Case:
         # outputs; random-weight models' outputs barely depend on the input,
         # and for a 2-class softmax it only repeats the top-1 agreement).
         self.centered = centered
+        # Regular expressions hb_mapper checker's log must contain.
+        self.checker = checker or []
 
 
 CASES = {
@@ -77,6 +79,16 @@ CASES = {
     "ppocr_det_nv12": Case("ppocr_det_nv12", "ocr:ch_PP-OCRv4_det_infer.onnx", "bernoulli2", "x", (1, 3, 320, 320),
                            rt="nv12", train="bgr", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="default",
                            data="pages", n_cal=16, n_test=16, min_cos=0.96, text_map=True, centered=True),
+    # A generated model with an operator the BPU lacks between convolutions:
+    # two BPU subgraphs around a CPU node; then with run_on_cpu for the last
+    # convolution, which must still compute the same.
+    "placement": Case("placement", "gen:placement", "bernoulli2", "input", (1, 3, 64, 64), rt="nv12", train="rgb",
+                      mean=[0.0], std=[255.0], cal="default", min_cos=0.99, centered=True,
+                      checker=[r"conv1 +BPU +id\(0\)", r"inorm +CPU +-- +InstanceNormalization",
+                               r"conv2 +BPU +id\(1\)", r"conv3 +BPU +id\(1\)", r"has 2 BPU subgraph"]),
+    "placement_run_on_cpu": Case("placement_run_on_cpu", "gen:placement", "bayes-e", "input", (1, 3, 64, 64),
+                                 rt="bgr", train="rgb", mean=[0.0], std=[255.0], cal="default", min_cos=0.99,
+                                 centered=True, extra_yaml="  run_on_cpu: 'conv3'\n"),
     "mobilenet_v2_nv12": Case("mobilenet_v2_nv12", "mobilenet_v2.onnx", "bernoulli2", "input", (1, 3, 224, 224),
                               rt="nv12", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="max",
                               min_cos=0.99),
@@ -87,6 +99,38 @@ CASES = {
                          rt="rgb", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="kl",
                          min_cos=0.99),
 }
+
+
+def make_placement_model(path, seed=0):
+    """conv+relu -> InstanceNormalization -> conv+relu -> conv, random weights."""
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto
+    rng = np.random.default_rng(seed)
+    inits, nodes = [], []
+
+    def conv(name, x, cin, cout, k, relu):
+        w = (rng.standard_normal((cout, cin, k, k)) * np.sqrt(2.0 / (cin * k * k))).astype(np.float32)
+        b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
+        inits.extend([numpy_helper.from_array(w, name + "_w"), numpy_helper.from_array(b, name + "_b")])
+        nodes.append(helper.make_node("Conv", [x, name + "_w", name + "_b"], [name], name=name, pads=[k // 2] * 4))
+        if not relu:
+            return name
+        nodes.append(helper.make_node("Relu", [name], [name + "_relu"], name=name + "_relu"))
+        return name + "_relu"
+
+    y = conv("conv1", "input", 3, 16, 3, True)
+    inits.extend([numpy_helper.from_array(np.linspace(0.5, 1.5, 16).astype(np.float32), "in_scale"),
+                  numpy_helper.from_array(np.linspace(-0.2, 0.2, 16).astype(np.float32), "in_bias")])
+    nodes.append(helper.make_node("InstanceNormalization", [y, "in_scale", "in_bias"], ["inorm"], name="inorm"))
+    y = conv("conv2", "inorm", 16, 16, 3, True)
+    y = conv("conv3", y, 16, 8, 1, False)
+    graph = helper.make_graph(nodes, "placement",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 64, 64])],
+                              [helper.make_tensor_value_info(y, TensorProto.FLOAT, [1, 8, 64, 64])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
 
 
 def run(cmd, **kw):
@@ -251,6 +295,9 @@ def run_case(case, args):
     os.makedirs(work)
     if case.model.startswith("ocr:"):
         model = os.path.join(args.ocr_models, case.model[4:])
+    elif case.model.startswith("gen:"):
+        model = os.path.join(work, case.model[4:] + ".onnx")
+        make_placement_model(model)
     else:
         model = os.path.join(args.models, case.model)
     n, c, h, w = case.shape
@@ -279,6 +326,16 @@ def run_case(case, args):
                 os.path.join(cal_dir, "%03d.bin" % i))
         else:
             np.ascontiguousarray(im.transpose(2, 0, 1)).tofile(os.path.join(cal_dir, "%03d.bin" % i))
+
+    failures = []
+    if case.checker:
+        import re
+        run([os.path.join(args.bin, "hb_mapper"), "checker", "--model-type", "onnx", "--model", model,
+             "--march", case.march], cwd=work)
+        log = open(os.path.join(work, "hb_mapper_checker.log")).read()
+        for pat in case.checker:
+            if not re.search(pat, log):
+                failures.append("hb_mapper checker log lacks /%s/" % pat)
 
     yaml = os.path.join(work, "config.yaml")
     write_yaml(case, yaml, model, cal_dir, work)
@@ -332,8 +389,6 @@ def run_case(case, args):
     ref_dir, bin_dir = os.path.join(work, "ort"), os.path.join(work, "bin")
     run(["node", ORT_RUN, model, ref_dir, "%s=@%s:float32:%s" % (src_inputs[0][0], os.path.join(work, "float.txt"), dims)])
     run([os.path.join(args.bin, "openbpu_run_bin"), binf, os.path.join(work, "rt.txt"), bin_dir])
-
-    failures = []
 
     # 1. Quantized .bin against the float reference. Besides the plain cosine
     # of each output, the cosine of its deviation from the mean reference
