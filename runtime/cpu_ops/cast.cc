@@ -25,13 +25,30 @@ class CastKernel final : public CpuKernel {
         // Wrap to the target width (numpy astype semantics).
         uint8_t* p = y.data() + i * ts;
         switch (to) {
-          case kS8: case kU8: { const uint8_t b = static_cast<uint8_t>(v); std::memcpy(p, &b, 1); break; }
-          case kS16: case kU16: { const uint16_t b = static_cast<uint16_t>(v); std::memcpy(p, &b, 2); break; }
-          case kS32: case kU32: { const uint32_t b = static_cast<uint32_t>(v); std::memcpy(p, &b, 4); break; }
+          case kS8:
+          case kU8: {
+            const uint8_t b = static_cast<uint8_t>(v);
+            std::memcpy(p, &b, 1);
+            break;
+          }
+          case kS16:
+          case kU16: {
+            const uint16_t b = static_cast<uint16_t>(v);
+            std::memcpy(p, &b, 2);
+            break;
+          }
+          case kS32:
+          case kU32: {
+            const uint32_t b = static_cast<uint32_t>(v);
+            std::memcpy(p, &b, 4);
+            break;
+          }
           default: {
             uint64_t b;
-            if (from == kU64) std::memcpy(&b, x.data() + i * fs, 8);
-            else b = static_cast<uint64_t>(v);
+            if (from == kU64)
+              std::memcpy(&b, x.data() + i * fs, 8);
+            else
+              b = static_cast<uint64_t>(v);
             std::memcpy(p, &b, 8);
           }
         }
@@ -57,15 +74,18 @@ Status create_cast(const CpuOpDef& def, const std::vector<const TensorDesc*>& in
   k->from = in[0]->data_type;
   k->to = out[0]->data_type;
   if (!castable(k->from) || !castable(k->to))
-    return op_error(def, std::string("unsupported cast ") + data_type_name(k->from) + " -> " + data_type_name(k->to));
-  if (n_in == 2 && in[1]->data_type != k->to) return op_error(def, "output type must be target_type's");
+    return op_error(def, std::string("unsupported cast ") + data_type_name(k->from) + " -> " +
+                             data_type_name(k->to));
+  if (n_in == 2 && in[1]->data_type != k->to)
+    return op_error(def, "output type must be target_type's");
   if (def.attrs.has("to") && n_in == 1) {
     // `to` is an ONNX TensorProto type; the output description already has it
     // in runtime numbering, so only check the ones we can map.
-    static const int32_t onnx_to_rt[] = {-1, kF32, kU8, kS8, kU16, kS16, kS32, kS64, -1, kBool8,
-                                         kF16, kF64, kU32, kU64};
+    static const int32_t onnx_to_rt[] = {-1,   kF32, kU8,    kS8,  kU16, kS16, kS32,
+                                         kS64, -1,   kBool8, kF16, kF64, kU32, kU64};
     const int64_t to = def.attrs.get_int("to", 0);
-    if (to < 0 || to >= 14 || onnx_to_rt[to] < 0) return op_error(def, "unsupported target type " + std::to_string(to));
+    if (to < 0 || to >= 14 || onnx_to_rt[to] < 0)
+      return op_error(def, "unsupported target type " + std::to_string(to));
     if (onnx_to_rt[to] != k->to) return op_error(def, "output type differs from `to`");
   }
   if (dims_of(*in[0]) != dims_of(*out[0])) return op_error(def, "input and output shapes differ");

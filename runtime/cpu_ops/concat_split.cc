@@ -57,7 +57,7 @@ class SplitKernel final : public CpuKernel {
     int64_t col = 0;
     for (size_t i = 0; i < out.size(); ++i) {
       const int64_t blk = lens[i] * inner_bytes;
-      if (out[i].desc != nullptr) {
+      if (has_input(out, i)) {
         OutBuf y(out[i], type);
         for (int64_t o = 0; o < outer && blk > 0; ++o)
           std::memcpy(y.data() + o * blk, x.data() + o * row + col, static_cast<size_t>(blk));
@@ -72,7 +72,8 @@ class SplitKernel final : public CpuKernel {
 }  // namespace
 
 Status create_concat(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                     const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
+                     const std::vector<const TensorDesc*>& out,
+                     std::unique_ptr<CpuKernel>* kernel) {
   if (in.empty() || out.size() != 1 || !out[0]) return op_error(def, "needs inputs and 1 output");
   const Dims y = dims_of(*out[0]);
   int64_t axis;
@@ -85,7 +86,8 @@ Status create_concat(const CpuOpDef& def, const std::vector<const TensorDesc*>& 
   int64_t total = 0;
   for (size_t i = 0; i < in.size(); ++i) {
     if (!in[i]) return op_error(def, "input " + std::to_string(i) + " is missing");
-    if (in[i]->data_type != k->type) return op_error(def, "inputs and output must have the same data type");
+    if (in[i]->data_type != k->type)
+      return op_error(def, "inputs and output must have the same data type");
     Dims d = dims_of(*in[i]);
     if (d.size() != y.size()) return op_error(def, "inputs must have the output's rank");
     for (size_t a = 0; a < d.size(); ++a)
@@ -95,7 +97,8 @@ Status create_concat(const CpuOpDef& def, const std::vector<const TensorDesc*>& 
     k->lens.push_back(d[axis]);
     total += d[axis];
   }
-  if (total != y[axis]) return op_error(def, "input sizes along the axis do not add up to the output's");
+  if (total != y[axis])
+    return op_error(def, "input sizes along the axis do not add up to the output's");
   k->outer = count_of(Dims(y.begin(), y.begin() + axis));
   k->inner_bytes = count_of(Dims(y.begin() + axis + 1, y.end())) * element_size(k->type);
   *kernel = std::move(k);
@@ -104,7 +107,8 @@ Status create_concat(const CpuOpDef& def, const std::vector<const TensorDesc*>& 
 
 Status create_split(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                     const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
-  if (in.empty() || !in[0] || present_count(in) > 2 || out.empty()) return op_error(def, "needs input (, split) and outputs");
+  if (in.empty() || !in[0] || present_count(in) > 2 || out.empty())
+    return op_error(def, "needs input (, split) and outputs");
   const Dims x = dims_of(*in[0]);
   int64_t axis;
   if (!norm_axis(def.attrs.get_int("axis", 0), static_cast<int64_t>(x.size()), &axis))
@@ -116,16 +120,21 @@ Status create_split(const CpuOpDef& def, const std::vector<const TensorDesc*>& i
   if (element_size(k->type) == 0) return op_error(def, "unsupported data type");
   int64_t total = 0;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (!out[i]) return op_error(def, "absent outputs need a known size; output " + std::to_string(i) + " is absent");
-    if (out[i]->data_type != k->type) return op_error(def, "outputs must have the input's data type");
+    if (!out[i])
+      return op_error(
+          def, "absent outputs need a known size; output " + std::to_string(i) + " is absent");
+    if (out[i]->data_type != k->type)
+      return op_error(def, "outputs must have the input's data type");
     const Dims d = dims_of(*out[i]);
     if (d.size() != x.size()) return op_error(def, "outputs must have the input's rank");
     for (size_t a = 0; a < d.size(); ++a)
-      if (static_cast<int64_t>(a) != axis && d[a] != x[a]) return op_error(def, "output shapes differ off the axis");
+      if (static_cast<int64_t>(a) != axis && d[a] != x[a])
+        return op_error(def, "output shapes differ off the axis");
     k->lens.push_back(d[axis]);
     total += d[axis];
   }
-  if (total != x[axis]) return op_error(def, "output sizes along the axis do not add up to the input's");
+  if (total != x[axis])
+    return op_error(def, "output sizes along the axis do not add up to the input's");
   if (def.attrs.has("split") && def.attrs.get_ints("split") != k->lens)
     return op_error(def, "the split attribute differs from the output shapes");
   k->total = total;

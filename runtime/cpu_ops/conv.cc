@@ -109,6 +109,18 @@ void im2col(const Geom& g, const float* x, int64_t cg, int64_t r0, int64_t r1, f
   }
 }
 
+// The row loops of run_depthwise for kernels 3 wide (dilation 1 along W):
+// the three taps of a kernel row are applied in one pass over the output
+// columns where all three are inside the input, the edges per tap.
+template <int S>
+inline void dw_row3(float* yr, const float* xr, const float* w3, int64_t woff, int64_t lo,
+                    int64_t hi, int64_t stride) {
+  const int64_t s = S > 0 ? S : stride;
+  const float w0 = w3[0], w1 = w3[1], w2 = w3[2];
+  const float* x = xr + woff;
+  for (int64_t j = lo; j < hi; ++j) yr[j] += w0 * x[j * s] + w1 * x[j * s + 1] + w2 * x[j * s + 2];
+}
+
 class ConvKernel final : public CpuKernel {
  public:
   Geom g;
@@ -149,24 +161,59 @@ class ConvKernel final : public CpuKernel {
     const int64_t kdim = cg * kk;
     if (pointwise) {
       for (int64_t gi = 0; gi < g.g; ++gi)
-        sgemm(false, false, mg, osz, kdim, 1.0f, w + gi * mg * kdim, kdim, xn + gi * cg * g.in_size(),
-              osz, 1.0f, yn + gi * mg * osz, osz);
+        sgemm(false, false, mg, osz, kdim, 1.0f, w + gi * mg * kdim, kdim,
+              xn + gi * cg * g.in_size(), osz, 1.0f, yn + gi * mg * osz, osz);
       return;
     }
     // Chunks of whole output rows, at most ~4 MB of im2col each.
     const int64_t rows = g.out[0] * g.out[1];
     const int64_t row_elems = kdim * g.out[2];
-    const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(rows, (int64_t{1} << 20) / std::max<int64_t>(row_elems, 1)));
+    const int64_t chunk = std::max<int64_t>(
+        1, std::min<int64_t>(rows, (int64_t{1} << 20) / std::max<int64_t>(row_elems, 1)));
     thread_local std::vector<float> cols;
-    if (cols.size() < static_cast<size_t>(chunk * row_elems)) cols.resize(static_cast<size_t>(chunk * row_elems));
+    if (cols.size() < static_cast<size_t>(chunk * row_elems))
+      cols.resize(static_cast<size_t>(chunk * row_elems));
     for (int64_t gi = 0; gi < g.g; ++gi) {
       const float* xg = xn + gi * cg * g.in_size();
       for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
         const int64_t r1 = std::min(rows, r0 + chunk);
         const int64_t ncols = (r1 - r0) * g.out[2];
         im2col(g, xg, cg, r0, r1, cols.data());
-        sgemm(false, false, mg, ncols, kdim, 1.0f, w + gi * mg * kdim, kdim, cols.data(), ncols, 1.0f,
-              yn + gi * mg * osz + r0 * g.out[2], osz);
+        sgemm(false, false, mg, ncols, kdim, 1.0f, w + gi * mg * kdim, kdim, cols.data(), ncols,
+              1.0f, yn + gi * mg * osz + r0 * g.out[2], osz);
+      }
+    }
+  }
+
+  void depthwise_k3(const float* xc, const float* wc, float* yc) const {
+    const int64_t ow_n = g.out[2], iw_n = g.in[2], sw = g.stride[2], woff = -g.pad[2];
+    // Output columns whose three taps (iw = ow*sw + woff + {0,1,2}) are all inside.
+    int64_t lo = woff >= 0 ? 0 : (-woff + sw - 1) / sw;
+    int64_t hi = iw_n - 3 - woff < 0 ? 0 : (iw_n - 3 - woff) / sw + 1;
+    lo = std::min(lo, ow_n);
+    hi = std::max(lo, std::min(hi, ow_n));
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      float* yr = yc + oh * ow_n;
+      for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+        const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
+        if (ih < 0 || ih >= g.in[1]) continue;
+        const float* xr = xc + ih * iw_n;
+        const float* w3 = wc + kh * 3;
+        if (sw == 1)
+          dw_row3<1>(yr, xr, w3, woff, lo, hi, 1);
+        else if (sw == 2)
+          dw_row3<2>(yr, xr, w3, woff, lo, hi, 2);
+        else
+          dw_row3<0>(yr, xr, w3, woff, lo, hi, sw);
+        // Edge columns: tap by tap with bounds.
+        for (int64_t j = 0; j < ow_n; ++j) {
+          if (j == lo) j = std::max(hi, lo);
+          if (j >= ow_n) break;
+          for (int64_t kw = 0; kw < 3; ++kw) {
+            const int64_t iw = j * sw + woff + kw;
+            if (iw >= 0 && iw < iw_n) yr[j] += w3[kw] * xr[iw];
+          }
+        }
       }
     }
   }
@@ -179,6 +226,10 @@ class ConvKernel final : public CpuKernel {
       const float* xc = xn + (mm / mult) * g.in_size();
       const float* wc = w + mm * kk;
       float* yc = yn + mm * g.out_size();
+      if (g.k[0] == 1 && g.k[2] == 3 && g.dil[2] == 1) {
+        depthwise_k3(xc, wc, yc);
+        continue;
+      }
       for (int64_t kw = 0; kw < g.k[2]; ++kw) {
         const int64_t woff = kw * g.dil[2] - g.pad[2];
         int64_t lo = woff >= 0 ? 0 : (-woff + g.stride[2] - 1) / g.stride[2];
@@ -276,7 +327,8 @@ Status check_io(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
     return op_error(def, "needs inputs X, W (and optional B) and 1 output");
   for (const TensorDesc* t : {in[0], in[1], out[0]})
     if (compute_type(t->data_type) != kF32) return op_error(def, "float32 tensors expected");
-  if (has_input(in, 2) && compute_type(in[2]->data_type) != kF32) return op_error(def, "float32 bias expected");
+  if (has_input(in, 2) && compute_type(in[2]->data_type) != kF32)
+    return op_error(def, "float32 bias expected");
   *x = dims_of(*in[0]);
   *w = dims_of(*in[1]);
   *y = dims_of(*out[0]);
@@ -298,7 +350,8 @@ Status create_conv(const CpuOpDef& def, const std::vector<const TensorDesc*>& in
   g.m = w[0];
   g.g = def.attrs.get_int("group", 1);
   if (g.g < 1 || g.c % g.g != 0 || g.m % g.g != 0 || w[1] != g.c / g.g)
-    return op_error(def, "group " + std::to_string(g.g) + " does not fit X " + dims_str(x) + " and W " + dims_str(w));
+    return op_error(def, "group " + std::to_string(g.g) + " does not fit X " + dims_str(x) +
+                             " and W " + dims_str(w));
   const Dims xs(x.begin() + 2, x.end()), ks(w.begin() + 2, w.end());
   std::vector<int64_t> pads;
   std::string auto_pad;
@@ -314,26 +367,31 @@ Status create_conv(const CpuOpDef& def, const std::vector<const TensorDesc*>& in
       const int64_t total = std::max<int64_t>(0, (o - 1) * g.stride[a] + ext - g.in[a]);
       g.pad[a] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
     } else {
-      const int64_t pb = auto_pad == "VALID" ? 0 : pads[i], pe = auto_pad == "VALID" ? 0 : pads[i + s];
+      const int64_t pb = auto_pad == "VALID" ? 0 : pads[i],
+                    pe = auto_pad == "VALID" ? 0 : pads[i + s];
       g.pad[a] = pb;
       o = (g.in[a] + pb + pe - ext) / g.stride[a] + 1;
-      if (g.in[a] + pb + pe < ext) return op_error(def, "the kernel is larger than the padded input");
+      if (g.in[a] + pb + pe < ext)
+        return op_error(def, "the kernel is larger than the padded input");
     }
     g.out[a] = o;
     expect.push_back(o);
   }
-  if (expect != y) return op_error(def, "output shape must be " + dims_str(expect) + ", not " + dims_str(y));
-  if (has_input(in, 2) && dims_of(*in[2]) != Dims{g.m}) return op_error(def, "B must have shape [M]");
+  if (expect != y)
+    return op_error(def, "output shape must be " + dims_str(expect) + ", not " + dims_str(y));
+  if (has_input(in, 2) && dims_of(*in[2]) != Dims{g.m})
+    return op_error(def, "B must have shape [M]");
   k->has_bias = has_input(in, 2);
-  k->pointwise = g.k_size() == 1 && g.pad[0] == 0 && g.pad[1] == 0 && g.pad[2] == 0 && g.stride[0] == 1 &&
-                 g.stride[1] == 1 && g.stride[2] == 1;
+  k->pointwise = g.k_size() == 1 && g.pad[0] == 0 && g.pad[1] == 0 && g.pad[2] == 0 &&
+                 g.stride[0] == 1 && g.stride[1] == 1 && g.stride[2] == 1;
   k->depthwise = g.g == g.c && g.g > 1 && g.m % g.c == 0 && !k->pointwise;
   *kernel = std::move(k);
   return Status::Ok();
 }
 
 Status create_conv_transpose(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                             const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
+                             const std::vector<const TensorDesc*>& out,
+                             std::unique_ptr<CpuKernel>* kernel) {
   Dims x, w, y;
   OBPU_RETURN_IF_ERROR(check_io(def, in, out, &x, &w, &y));
   auto k = std::make_unique<ConvTransposeKernel>();
@@ -341,7 +399,8 @@ Status create_conv_transpose(const CpuOpDef& def, const std::vector<const Tensor
   g.n = x[0];
   g.c = x[1];
   g.g = def.attrs.get_int("group", 1);
-  if (g.g < 1 || w[0] != g.c || g.c % g.g != 0) return op_error(def, "W's first dimension must be X's channels");
+  if (g.g < 1 || w[0] != g.c || g.c % g.g != 0)
+    return op_error(def, "W's first dimension must be X's channels");
   g.m = w[1] * g.g;
   const Dims xs(x.begin() + 2, x.end()), ks(w.begin() + 2, w.end());
   std::vector<int64_t> pads;
@@ -366,16 +425,18 @@ Status create_conv_transpose(const CpuOpDef& def, const std::vector<const Tensor
       const int64_t total = natural - o;
       g.pad[a] = auto_pad == "SAME_UPPER" ? floor_div(total, 2) : total - floor_div(total, 2);
     } else {
-      const int64_t pb = auto_pad == "VALID" ? 0 : pads[i], pe = auto_pad == "VALID" ? 0 : pads[i + s];
+      const int64_t pb = auto_pad == "VALID" ? 0 : pads[i],
+                    pe = auto_pad == "VALID" ? 0 : pads[i + s];
       g.pad[a] = pb;
       o = natural - pb - pe;
     }
     if (o != y[2 + i])
-      return op_error(def, "output spatial size " + std::to_string(y[2 + i]) + " differs from the expected " +
-                               std::to_string(o));
+      return op_error(def, "output spatial size " + std::to_string(y[2 + i]) +
+                               " differs from the expected " + std::to_string(o));
     g.out[a] = o;
   }
-  if (has_input(in, 2) && dims_of(*in[2]) != Dims{g.m}) return op_error(def, "B must have shape [M]");
+  if (has_input(in, 2) && dims_of(*in[2]) != Dims{g.m})
+    return op_error(def, "B must have shape [M]");
   k->has_bias = has_input(in, 2);
   *kernel = std::move(k);
   return Status::Ok();

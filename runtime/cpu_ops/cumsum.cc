@@ -17,7 +17,8 @@ class CumSumKernel final : public CpuKernel {
   Status run(const std::vector<CpuTensor>& in, const std::vector<CpuTensor>& out) const override {
     const Dims x = dims_of(*in[0].desc);
     int64_t axis;
-    if (!norm_axis(read_ints(in[1])[0], static_cast<int64_t>(x.size()), &axis)) return op_error(id, "axis out of range");
+    if (!norm_axis(read_ints(in[1])[0], static_cast<int64_t>(x.size()), &axis))
+      return op_error(id, "axis out of range");
     const int64_t outer = count_of(Dims(x.begin(), x.begin() + axis)), len = x[axis];
     const int64_t inner = count_of(Dims(x.begin() + axis + 1, x.end()));
     InBuf xb(in[0], type);
@@ -50,8 +51,10 @@ class CumSumKernel final : public CpuKernel {
 }  // namespace
 
 Status create_cumsum(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                     const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
-  if (in.size() != 2 || !in[0] || !in[1] || out.size() != 1 || !out[0]) return op_error(def, "needs x, axis and 1 output");
+                     const std::vector<const TensorDesc*>& out,
+                     std::unique_ptr<CpuKernel>* kernel) {
+  if (in.size() != 2 || !in[0] || !in[1] || out.size() != 1 || !out[0])
+    return op_error(def, "needs x, axis and 1 output");
   auto k = std::make_unique<CumSumKernel>();
   k->id.name = def.name;
   k->id.op_type = def.op_type;

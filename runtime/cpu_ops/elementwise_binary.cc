@@ -24,14 +24,35 @@ namespace openbpu::rt {
 namespace {
 
 enum class Op {
-  kAdd, kSub, kMul, kDiv, kPow, kMod, kFMod, kMax, kMin, kSum, kMean,
-  kEqual, kGreater, kLess, kGreaterEq, kLessEq, kAnd, kOr, kXor, kShl, kShr, kPRelu,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kMod,
+  kFMod,
+  kMax,
+  kMin,
+  kSum,
+  kMean,
+  kEqual,
+  kGreater,
+  kLess,
+  kGreaterEq,
+  kLessEq,
+  kAnd,
+  kOr,
+  kXor,
+  kShl,
+  kShr,
+  kPRelu,
 };
 
 bool is_compare(Op op) { return op >= Op::kEqual && op <= Op::kLessEq; }
 bool is_logic(Op op) { return op == Op::kAnd || op == Op::kOr || op == Op::kXor; }
 
-template <class T> T div_op(T a, T b) {
+template <class T>
+T div_op(T a, T b) {
   if constexpr (std::is_integral_v<T>) {
     if (b == 0) return 0;
     if constexpr (std::is_signed_v<T>)
@@ -42,7 +63,8 @@ template <class T> T div_op(T a, T b) {
   }
 }
 
-template <class T> T mod_op(T a, T b, bool fmod) {
+template <class T>
+T mod_op(T a, T b, bool fmod) {
   if constexpr (std::is_integral_v<T>) {
     if (b == 0) return 0;
     if constexpr (std::is_signed_v<T>) {
@@ -61,12 +83,14 @@ template <class T> T mod_op(T a, T b, bool fmod) {
   }
 }
 
-template <class T> T max_op(T a, T b) {
+template <class T>
+T max_op(T a, T b) {
   if constexpr (std::is_floating_point_v<T>)
     if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
   return a < b ? b : a;
 }
-template <class T> T min_op(T a, T b) {
+template <class T>
+T min_op(T a, T b) {
   if constexpr (std::is_floating_point_v<T>)
     if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
   return b < a ? b : a;
@@ -99,43 +123,67 @@ void apply(const BroadcastLoop<3>& loop, TO* o, const TA* a, const TB* b, F f) {
 template <class T>
 void arith(Op op, bool fmod, const BroadcastLoop<3>& l, T* o, const T* a, const T* b) {
   switch (op) {
-    case Op::kAdd: case Op::kSum: case Op::kMean:
+    case Op::kAdd:
+    case Op::kSum:
+    case Op::kMean:
       apply(l, o, a, b, [](T x, T y) { return static_cast<T>(x + y); });
       break;
-    case Op::kSub: apply(l, o, a, b, [](T x, T y) { return static_cast<T>(x - y); }); break;
-    case Op::kMul: apply(l, o, a, b, [](T x, T y) { return static_cast<T>(x * y); }); break;
-    case Op::kDiv: apply(l, o, a, b, div_op<T>); break;
-    case Op::kMod: apply(l, o, a, b, [fmod](T x, T y) { return mod_op<T>(x, y, fmod); }); break;
-    case Op::kMax: apply(l, o, a, b, max_op<T>); break;
-    case Op::kMin: apply(l, o, a, b, min_op<T>); break;
+    case Op::kSub:
+      apply(l, o, a, b, [](T x, T y) { return static_cast<T>(x - y); });
+      break;
+    case Op::kMul:
+      apply(l, o, a, b, [](T x, T y) { return static_cast<T>(x * y); });
+      break;
+    case Op::kDiv:
+      apply(l, o, a, b, div_op<T>);
+      break;
+    case Op::kMod:
+      apply(l, o, a, b, [fmod](T x, T y) { return mod_op<T>(x, y, fmod); });
+      break;
+    case Op::kMax:
+      apply(l, o, a, b, max_op<T>);
+      break;
+    case Op::kMin:
+      apply(l, o, a, b, min_op<T>);
+      break;
     case Op::kPRelu:
       apply(l, o, a, b, [](T x, T s) { return x < T(0) ? static_cast<T>(x * s) : x; });
       break;
     case Op::kShl:
       if constexpr (std::is_unsigned_v<T>)
-        apply(l, o, a, b, [](T x, T s) {
-          return s >= sizeof(T) * 8 ? T(0) : static_cast<T>(x << s);
-        });
+        apply(l, o, a, b,
+              [](T x, T s) { return s >= sizeof(T) * 8 ? T(0) : static_cast<T>(x << s); });
       break;
     case Op::kShr:
       if constexpr (std::is_unsigned_v<T>)
-        apply(l, o, a, b, [](T x, T s) {
-          return s >= sizeof(T) * 8 ? T(0) : static_cast<T>(x >> s);
-        });
+        apply(l, o, a, b,
+              [](T x, T s) { return s >= sizeof(T) * 8 ? T(0) : static_cast<T>(x >> s); });
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
 template <class T>
 void compare(Op op, const BroadcastLoop<3>& l, uint8_t* o, const T* a, const T* b) {
   switch (op) {
-    case Op::kEqual: apply(l, o, a, b, [](T x, T y) -> uint8_t { return x == y; }); break;
-    case Op::kGreater: apply(l, o, a, b, [](T x, T y) -> uint8_t { return x > y; }); break;
-    case Op::kLess: apply(l, o, a, b, [](T x, T y) -> uint8_t { return x < y; }); break;
-    case Op::kGreaterEq: apply(l, o, a, b, [](T x, T y) -> uint8_t { return x >= y; }); break;
-    case Op::kLessEq: apply(l, o, a, b, [](T x, T y) -> uint8_t { return x <= y; }); break;
-    default: break;
+    case Op::kEqual:
+      apply(l, o, a, b, [](T x, T y) -> uint8_t { return x == y; });
+      break;
+    case Op::kGreater:
+      apply(l, o, a, b, [](T x, T y) -> uint8_t { return x > y; });
+      break;
+    case Op::kLess:
+      apply(l, o, a, b, [](T x, T y) -> uint8_t { return x < y; });
+      break;
+    case Op::kGreaterEq:
+      apply(l, o, a, b, [](T x, T y) -> uint8_t { return x >= y; });
+      break;
+    case Op::kLessEq:
+      apply(l, o, a, b, [](T x, T y) -> uint8_t { return x <= y; });
+      break;
+    default:
+      break;
   }
 }
 
@@ -165,26 +213,32 @@ class BinaryKernel final : public CpuKernel {
         using T = decltype(tag);
         compare<T>(op, first, o.as<uint8_t>(), ins[0].as<T>(), ins[1].as<T>());
       });
-      if (in_type == kBool8) compare<uint8_t>(op, first, o.as<uint8_t>(), ins[0].as<uint8_t>(), ins[1].as<uint8_t>());
+      if (in_type == kBool8)
+        compare<uint8_t>(op, first, o.as<uint8_t>(), ins[0].as<uint8_t>(), ins[1].as<uint8_t>());
     } else if (is_logic(op)) {
       const uint8_t* a = ins[0].as<uint8_t>();
       const uint8_t* b = ins[1].as<uint8_t>();
       uint8_t* y = o.as<uint8_t>();
-      if (op == Op::kAnd) apply(first, y, a, b, [](uint8_t x, uint8_t z) -> uint8_t { return x && z; });
-      if (op == Op::kOr) apply(first, y, a, b, [](uint8_t x, uint8_t z) -> uint8_t { return x || z; });
-      if (op == Op::kXor) apply(first, y, a, b, [](uint8_t x, uint8_t z) -> uint8_t { return !x != !z; });
+      if (op == Op::kAnd)
+        apply(first, y, a, b, [](uint8_t x, uint8_t z) -> uint8_t { return x && z; });
+      if (op == Op::kOr)
+        apply(first, y, a, b, [](uint8_t x, uint8_t z) -> uint8_t { return x || z; });
+      if (op == Op::kXor)
+        apply(first, y, a, b, [](uint8_t x, uint8_t z) -> uint8_t { return !x != !z; });
     } else {
       visit_numeric(in_type, [&](auto tag) {
         using T = decltype(tag);
         T* y = o.as<T>();
         if (ins.size() == 1) {
           const T* a = ins[0].as<T>();
-          copy0.run([&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
-            for (int64_t i = 0; i < n; ++i) y[off[0] + i] = a[off[1] + i * st[1]];
-          });
+          copy0.run(
+              [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
+                for (int64_t i = 0; i < n; ++i) y[off[0] + i] = a[off[1] + i * st[1]];
+              });
         } else {
           arith<T>(op, fmod, first, y, ins[0].as<T>(), ins[1].as<T>());
-          for (size_t k = 0; k < rest.size(); ++k) arith<T>(op, fmod, rest[k], y, y, ins[k + 2].as<T>());
+          for (size_t k = 0; k < rest.size(); ++k)
+            arith<T>(op, fmod, rest[k], y, y, ins[k + 2].as<T>());
         }
         if (op == Op::kMean) {
           const int64_t n = count_of(out_dims);
@@ -243,15 +297,31 @@ struct OpName {
   Op op;
 };
 constexpr OpName kOps[] = {
-    {"Add", Op::kAdd}, {"Sub", Op::kSub}, {"Mul", Op::kMul}, {"Div", Op::kDiv},
-    {"Pow", Op::kPow}, {"Mod", Op::kMod}, {"Max", Op::kMax}, {"Min", Op::kMin},
-    {"Sum", Op::kSum}, {"Mean", Op::kMean}, {"Equal", Op::kEqual}, {"Greater", Op::kGreater},
-    {"Less", Op::kLess}, {"GreaterOrEqual", Op::kGreaterEq}, {"LessOrEqual", Op::kLessEq},
-    {"And", Op::kAnd}, {"Or", Op::kOr}, {"Xor", Op::kXor}, {"BitShift", Op::kShl},
+    {"Add", Op::kAdd},
+    {"Sub", Op::kSub},
+    {"Mul", Op::kMul},
+    {"Div", Op::kDiv},
+    {"Pow", Op::kPow},
+    {"Mod", Op::kMod},
+    {"Max", Op::kMax},
+    {"Min", Op::kMin},
+    {"Sum", Op::kSum},
+    {"Mean", Op::kMean},
+    {"Equal", Op::kEqual},
+    {"Greater", Op::kGreater},
+    {"Less", Op::kLess},
+    {"GreaterOrEqual", Op::kGreaterEq},
+    {"LessOrEqual", Op::kLessEq},
+    {"And", Op::kAnd},
+    {"Or", Op::kOr},
+    {"Xor", Op::kXor},
+    {"BitShift", Op::kShl},
     {"PRelu", Op::kPRelu},
 };
 
-bool variadic(Op op) { return op == Op::kMax || op == Op::kMin || op == Op::kSum || op == Op::kMean; }
+bool variadic(Op op) {
+  return op == Op::kMax || op == Op::kMin || op == Op::kSum || op == Op::kMean;
+}
 
 // Element strides of input `i` over the output, with the legacy forms.
 bool input_strides(const CpuOpDef& def, Op op, size_t i, const Dims& a, const Dims& d,
@@ -260,14 +330,20 @@ bool input_strides(const CpuOpDef& def, Op op, size_t i, const Dims& a, const Di
     // Opset < 7: B's dims line up with A's starting at `axis`.
     int64_t axis = def.attrs.get_int("axis", 0);
     if (axis < 0) axis += static_cast<int64_t>(a.size());
-    if (axis < 0 || axis + static_cast<int64_t>(d.size()) > static_cast<int64_t>(out.size())) return false;
+    if (axis < 0 || axis + static_cast<int64_t>(d.size()) > static_cast<int64_t>(out.size()))
+      return false;
     Dims padded = d;
     for (size_t k = static_cast<size_t>(axis) + d.size(); k < out.size(); ++k) padded.push_back(1);
     return broadcast_strides(padded, out, s);
   }
-  if (broadcast_strides(d, out, s)) return true;
-  if (op == Op::kPRelu && i == 1 && d.size() == 1 && out.size() > 2 && d[0] == out[1]) {
-    Dims padded = d;  // opset 6 PRelu: per-channel slope
+  // Opset 6 PRelu: a 1-D slope of C elements is per channel (axis 1); it
+  // wins over numpy broadcasting then, and is the fallback when numpy
+  // broadcasting fails.
+  const bool per_channel = op == Op::kPRelu && i == 1 && d.size() == 1 && out.size() > 2 &&
+                           d[0] == out[1] && d[0] > 1;
+  if (!(per_channel && opset_of(def) < 7) && broadcast_strides(d, out, s)) return true;
+  if (per_channel) {
+    Dims padded = d;
     for (size_t k = 2; k < out.size(); ++k) padded.push_back(1);
     return broadcast_strides(padded, out, s);
   }
@@ -277,7 +353,8 @@ bool input_strides(const CpuOpDef& def, Op op, size_t i, const Dims& a, const Di
 }  // namespace
 
 Status create_binary(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                     const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
+                     const std::vector<const TensorDesc*>& out,
+                     std::unique_ptr<CpuKernel>* kernel) {
   auto k = std::make_unique<BinaryKernel>();
   bool found = false;
   for (const auto& e : kOps)
@@ -303,7 +380,8 @@ Status create_binary(const CpuOpDef& def, const std::vector<const TensorDesc*>& 
       return op_error(def, "inputs have different data types");
   const bool logic = is_logic(k->op), cmp = is_compare(k->op);
   if (logic) {
-    if (k->in_type != kBool8 || k->out_type != kBool8) return op_error(def, "bool tensors expected");
+    if (k->in_type != kBool8 || k->out_type != kBool8)
+      return op_error(def, "bool tensors expected");
   } else if (cmp) {
     if (!is_numeric_type(k->in_type) && k->in_type != kBool8)
       return op_error(def, std::string("unsupported input type ") + data_type_name(k->in_type));
@@ -345,7 +423,8 @@ Status create_binary(const CpuOpDef& def, const std::vector<const TensorDesc*>& 
     k->copy0.init(od, {dense, strides[0]});
   } else {
     k->first.init(od, {dense, strides[0], strides[1]});
-    for (size_t i = 2; i < n; ++i) k->rest.emplace_back(), k->rest.back().init(od, {dense, dense, strides[i]});
+    for (size_t i = 2; i < n; ++i)
+      k->rest.emplace_back(), k->rest.back().init(od, {dense, dense, strides[i]});
   }
   *kernel = std::move(k);
   return Status::Ok();
@@ -371,7 +450,8 @@ class WhereKernel final : public CpuKernel {
     loop.run([&](const std::array<int64_t, 4>& off, int64_t n, const std::array<int64_t, 4>& st) {
       for (int64_t i = 0; i < n; ++i) {
         const bool take_x = cp[off[1] + i * st[1]] != 0;
-        const uint8_t* src = take_x ? xp + (off[2] + i * st[2]) * esize : yp + (off[3] + i * st[3]) * esize;
+        const uint8_t* src =
+            take_x ? xp + (off[2] + i * st[2]) * esize : yp + (off[3] + i * st[3]) * esize;
         std::memcpy(op + (off[0] + i) * esize, src, es);
       }
     });
@@ -397,7 +477,8 @@ Status create_where(const CpuOpDef& def, const std::vector<const TensorDesc*>& i
   for (size_t i = 0; i < 3; ++i)
     if (!broadcast_strides(dims_of(*in[i]), od, &s[i + 1]))
       return op_error(def, "input " + std::to_string(i) + " does not broadcast to the output");
-  if (!broadcast_shape({dims_of(*in[0]), dims_of(*in[1]), dims_of(*in[2])}, &bshape) || bshape != od)
+  if (!broadcast_shape({dims_of(*in[0]), dims_of(*in[1]), dims_of(*in[2])}, &bshape) ||
+      bshape != od)
     return op_error(def, "output shape is not the broadcast of the inputs");
   auto k = std::make_unique<WhereKernel>();
   k->esize = element_size(t);

@@ -22,10 +22,47 @@ namespace openbpu::rt {
 namespace {
 
 enum class U {
-  kRelu, kLeakyRelu, kElu, kSelu, kCelu, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kSoftplus,
-  kSoftsign, kExp, kLog, kSqrt, kReciprocal, kNeg, kAbs, kFloor, kCeil, kRound, kSign, kErf,
-  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh, kMish, kGelu,
-  kThresholdedRelu, kShrink, kClip, kNot, kIsNaN, kIsInf,
+  kRelu,
+  kLeakyRelu,
+  kElu,
+  kSelu,
+  kCelu,
+  kSigmoid,
+  kHardSigmoid,
+  kHardSwish,
+  kTanh,
+  kSoftplus,
+  kSoftsign,
+  kExp,
+  kLog,
+  kSqrt,
+  kReciprocal,
+  kNeg,
+  kAbs,
+  kFloor,
+  kCeil,
+  kRound,
+  kSign,
+  kErf,
+  kSin,
+  kCos,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kMish,
+  kGelu,
+  kThresholdedRelu,
+  kShrink,
+  kClip,
+  kNot,
+  kIsNaN,
+  kIsInf,
 };
 
 struct UnaryName {
@@ -34,20 +71,46 @@ struct UnaryName {
   bool ints;  // also defined on integer tensors
 };
 constexpr UnaryName kUnary[] = {
-    {"Relu", U::kRelu, true}, {"LeakyRelu", U::kLeakyRelu, false}, {"Elu", U::kElu, false},
-    {"Selu", U::kSelu, false}, {"Celu", U::kCelu, false}, {"Sigmoid", U::kSigmoid, false},
-    {"HardSigmoid", U::kHardSigmoid, false}, {"HardSwish", U::kHardSwish, false},
-    {"Tanh", U::kTanh, false}, {"Softplus", U::kSoftplus, false}, {"Softsign", U::kSoftsign, false},
-    {"Exp", U::kExp, false}, {"Log", U::kLog, false}, {"Sqrt", U::kSqrt, false},
-    {"Reciprocal", U::kReciprocal, false}, {"Neg", U::kNeg, true}, {"Abs", U::kAbs, true},
-    {"Floor", U::kFloor, false}, {"Ceil", U::kCeil, false}, {"Round", U::kRound, false},
-    {"Sign", U::kSign, true}, {"Erf", U::kErf, false}, {"Sin", U::kSin, false},
-    {"Cos", U::kCos, false}, {"Tan", U::kTan, false}, {"Asin", U::kAsin, false},
-    {"Acos", U::kAcos, false}, {"Atan", U::kAtan, false}, {"Sinh", U::kSinh, false},
-    {"Cosh", U::kCosh, false}, {"Asinh", U::kAsinh, false}, {"Acosh", U::kAcosh, false},
-    {"Atanh", U::kAtanh, false}, {"Mish", U::kMish, false}, {"Gelu", U::kGelu, false},
-    {"ThresholdedRelu", U::kThresholdedRelu, false}, {"Shrink", U::kShrink, true},
-    {"Clip", U::kClip, true}, {"Not", U::kNot, false}, {"IsNaN", U::kIsNaN, false},
+    {"Relu", U::kRelu, true},
+    {"LeakyRelu", U::kLeakyRelu, false},
+    {"Elu", U::kElu, false},
+    {"Selu", U::kSelu, false},
+    {"Celu", U::kCelu, false},
+    {"Sigmoid", U::kSigmoid, false},
+    {"HardSigmoid", U::kHardSigmoid, false},
+    {"HardSwish", U::kHardSwish, false},
+    {"Tanh", U::kTanh, false},
+    {"Softplus", U::kSoftplus, false},
+    {"Softsign", U::kSoftsign, false},
+    {"Exp", U::kExp, false},
+    {"Log", U::kLog, false},
+    {"Sqrt", U::kSqrt, false},
+    {"Reciprocal", U::kReciprocal, false},
+    {"Neg", U::kNeg, true},
+    {"Abs", U::kAbs, true},
+    {"Floor", U::kFloor, false},
+    {"Ceil", U::kCeil, false},
+    {"Round", U::kRound, false},
+    {"Sign", U::kSign, true},
+    {"Erf", U::kErf, false},
+    {"Sin", U::kSin, false},
+    {"Cos", U::kCos, false},
+    {"Tan", U::kTan, false},
+    {"Asin", U::kAsin, false},
+    {"Acos", U::kAcos, false},
+    {"Atan", U::kAtan, false},
+    {"Sinh", U::kSinh, false},
+    {"Cosh", U::kCosh, false},
+    {"Asinh", U::kAsinh, false},
+    {"Acosh", U::kAcosh, false},
+    {"Atanh", U::kAtanh, false},
+    {"Mish", U::kMish, false},
+    {"Gelu", U::kGelu, false},
+    {"ThresholdedRelu", U::kThresholdedRelu, false},
+    {"Shrink", U::kShrink, true},
+    {"Clip", U::kClip, true},
+    {"Not", U::kNot, false},
+    {"IsNaN", U::kIsNaN, false},
     {"IsInf", U::kIsInf, false},
 };
 
@@ -57,22 +120,31 @@ struct Params {
   bool inf_neg = true, inf_pos = true;
 };
 
-template <class T> T softplus(T x) {
+template <class T>
+T softplus(T x) {
   // log(1 + exp(x)) without overflow.
   return x > T(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
 }
 
-template <class T, class F> void map(const T* x, T* y, int64_t n, F f) {
+template <class T, class F>
+void map(const T* x, T* y, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
 }
 
 // Float kernels (T = float or double).
-template <class T> void run_float(U op, const Params& p, const T* x, T* y, int64_t n) {
+template <class T>
+void run_float(U op, const Params& p, const T* x, T* y, int64_t n) {
   const T a = static_cast<T>(p.alpha), b = static_cast<T>(p.beta), g = static_cast<T>(p.gamma);
   switch (op) {
-    case U::kRelu: map(x, y, n, [](T v) { return v > T(0) ? v : T(0); }); break;
-    case U::kLeakyRelu: map(x, y, n, [a](T v) { return v < T(0) ? a * v : v; }); break;
-    case U::kElu: map(x, y, n, [a](T v) { return v < T(0) ? a * (std::exp(v) - T(1)) : v; }); break;
+    case U::kRelu:
+      map(x, y, n, [](T v) { return v > T(0) ? v : T(0); });
+      break;
+    case U::kLeakyRelu:
+      map(x, y, n, [a](T v) { return v < T(0) ? a * v : v; });
+      break;
+    case U::kElu:
+      map(x, y, n, [a](T v) { return v < T(0) ? a * (std::exp(v) - T(1)) : v; });
+      break;
     case U::kSelu:
       map(x, y, n, [a, g](T v) { return v > T(0) ? g * v : g * (a * std::exp(v) - a); });
       break;
@@ -92,34 +164,84 @@ template <class T> void run_float(U op, const Params& p, const T* x, T* y, int64
     case U::kHardSwish:
       map(x, y, n, [](T v) { return v * std::max(T(0), std::min(T(1), v / T(6) + T(0.5))); });
       break;
-    case U::kTanh: map(x, y, n, [](T v) { return std::tanh(v); }); break;
-    case U::kSoftplus: map(x, y, n, softplus<T>); break;
-    case U::kSoftsign: map(x, y, n, [](T v) { return v / (T(1) + std::abs(v)); }); break;
-    case U::kExp: map(x, y, n, [](T v) { return std::exp(v); }); break;
-    case U::kLog: map(x, y, n, [](T v) { return std::log(v); }); break;
-    case U::kSqrt: map(x, y, n, [](T v) { return std::sqrt(v); }); break;
-    case U::kReciprocal: map(x, y, n, [](T v) { return T(1) / v; }); break;
-    case U::kNeg: map(x, y, n, [](T v) { return -v; }); break;
-    case U::kAbs: map(x, y, n, [](T v) { return std::abs(v); }); break;
-    case U::kFloor: map(x, y, n, [](T v) { return std::floor(v); }); break;
-    case U::kCeil: map(x, y, n, [](T v) { return std::ceil(v); }); break;
-    case U::kRound: map(x, y, n, [](T v) { return std::nearbyint(v); }); break;
+    case U::kTanh:
+      map(x, y, n, [](T v) { return std::tanh(v); });
+      break;
+    case U::kSoftplus:
+      map(x, y, n, softplus<T>);
+      break;
+    case U::kSoftsign:
+      map(x, y, n, [](T v) { return v / (T(1) + std::abs(v)); });
+      break;
+    case U::kExp:
+      map(x, y, n, [](T v) { return std::exp(v); });
+      break;
+    case U::kLog:
+      map(x, y, n, [](T v) { return std::log(v); });
+      break;
+    case U::kSqrt:
+      map(x, y, n, [](T v) { return std::sqrt(v); });
+      break;
+    case U::kReciprocal:
+      map(x, y, n, [](T v) { return T(1) / v; });
+      break;
+    case U::kNeg:
+      map(x, y, n, [](T v) { return -v; });
+      break;
+    case U::kAbs:
+      map(x, y, n, [](T v) { return std::abs(v); });
+      break;
+    case U::kFloor:
+      map(x, y, n, [](T v) { return std::floor(v); });
+      break;
+    case U::kCeil:
+      map(x, y, n, [](T v) { return std::ceil(v); });
+      break;
+    case U::kRound:
+      map(x, y, n, [](T v) { return std::nearbyint(v); });
+      break;
     case U::kSign:
       map(x, y, n, [](T v) { return std::isnan(v) ? v : static_cast<T>((v > T(0)) - (v < T(0))); });
       break;
-    case U::kErf: map(x, y, n, [](T v) { return std::erf(v); }); break;
-    case U::kSin: map(x, y, n, [](T v) { return std::sin(v); }); break;
-    case U::kCos: map(x, y, n, [](T v) { return std::cos(v); }); break;
-    case U::kTan: map(x, y, n, [](T v) { return std::tan(v); }); break;
-    case U::kAsin: map(x, y, n, [](T v) { return std::asin(v); }); break;
-    case U::kAcos: map(x, y, n, [](T v) { return std::acos(v); }); break;
-    case U::kAtan: map(x, y, n, [](T v) { return std::atan(v); }); break;
-    case U::kSinh: map(x, y, n, [](T v) { return std::sinh(v); }); break;
-    case U::kCosh: map(x, y, n, [](T v) { return std::cosh(v); }); break;
-    case U::kAsinh: map(x, y, n, [](T v) { return std::asinh(v); }); break;
-    case U::kAcosh: map(x, y, n, [](T v) { return std::acosh(v); }); break;
-    case U::kAtanh: map(x, y, n, [](T v) { return std::atanh(v); }); break;
-    case U::kMish: map(x, y, n, [](T v) { return v * std::tanh(softplus(v)); }); break;
+    case U::kErf:
+      map(x, y, n, [](T v) { return std::erf(v); });
+      break;
+    case U::kSin:
+      map(x, y, n, [](T v) { return std::sin(v); });
+      break;
+    case U::kCos:
+      map(x, y, n, [](T v) { return std::cos(v); });
+      break;
+    case U::kTan:
+      map(x, y, n, [](T v) { return std::tan(v); });
+      break;
+    case U::kAsin:
+      map(x, y, n, [](T v) { return std::asin(v); });
+      break;
+    case U::kAcos:
+      map(x, y, n, [](T v) { return std::acos(v); });
+      break;
+    case U::kAtan:
+      map(x, y, n, [](T v) { return std::atan(v); });
+      break;
+    case U::kSinh:
+      map(x, y, n, [](T v) { return std::sinh(v); });
+      break;
+    case U::kCosh:
+      map(x, y, n, [](T v) { return std::cosh(v); });
+      break;
+    case U::kAsinh:
+      map(x, y, n, [](T v) { return std::asinh(v); });
+      break;
+    case U::kAcosh:
+      map(x, y, n, [](T v) { return std::acosh(v); });
+      break;
+    case U::kAtanh:
+      map(x, y, n, [](T v) { return std::atanh(v); });
+      break;
+    case U::kMish:
+      map(x, y, n, [](T v) { return v * std::tanh(softplus(v)); });
+      break;
     case U::kGelu:
       if (p.tanh_gelu)
         map(x, y, n, [](T v) {
@@ -127,21 +249,32 @@ template <class T> void run_float(U op, const Params& p, const T* x, T* y, int64
           return T(0.5) * v * (T(1) + std::tanh(c * (v + T(0.044715) * v * v * v)));
         });
       else
-        map(x, y, n, [](T v) { return T(0.5) * v * (T(1) + std::erf(v * static_cast<T>(M_SQRT1_2))); });
+        map(x, y, n,
+            [](T v) { return T(0.5) * v * (T(1) + std::erf(v * static_cast<T>(M_SQRT1_2))); });
       break;
-    case U::kThresholdedRelu: map(x, y, n, [a](T v) { return v > a ? v : T(0); }); break;
-    default: break;
+    case U::kThresholdedRelu:
+      map(x, y, n, [a](T v) { return v > a ? v : T(0); });
+      break;
+    default:
+      break;
   }
 }
 
 // Operators also defined on integers (T any numeric type).
-template <class T> bool run_generic(U op, const Params& p, T lo, T hi, const T* x, T* y, int64_t n) {
+template <class T>
+bool run_generic(U op, const Params& p, T lo, T hi, const T* x, T* y, int64_t n) {
   switch (op) {
-    case U::kRelu: map(x, y, n, [](T v) { return v > T(0) ? v : T(0); }); return true;
-    case U::kNeg: map(x, y, n, [](T v) { return static_cast<T>(-v); }); return true;
+    case U::kRelu:
+      map(x, y, n, [](T v) { return v > T(0) ? v : T(0); });
+      return true;
+    case U::kNeg:
+      map(x, y, n, [](T v) { return static_cast<T>(-v); });
+      return true;
     case U::kAbs:
-      if constexpr (std::is_signed_v<T>) map(x, y, n, [](T v) { return v < T(0) ? static_cast<T>(-v) : v; });
-      else map(x, y, n, [](T v) { return v; });
+      if constexpr (std::is_signed_v<T>)
+        map(x, y, n, [](T v) { return v < T(0) ? static_cast<T>(-v) : v; });
+      else
+        map(x, y, n, [](T v) { return v; });
       return true;
     case U::kSign:
       if constexpr (std::is_integral_v<T>) {
@@ -160,7 +293,8 @@ template <class T> bool run_generic(U op, const Params& p, T lo, T hi, const T* 
       });
       return true;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -207,7 +341,8 @@ class UnaryKernel final : public CpuKernel {
   }
 
  private:
-  template <class T> void clip_bounds(const std::vector<CpuTensor>& in, T* lo, T* hi) const {
+  template <class T>
+  void clip_bounds(const std::vector<CpuTensor>& in, T* lo, T* hi) const {
     if (clip_attrs) {
       if (clip_lo > static_cast<double>(*lo)) *lo = static_cast<T>(clip_lo);
       if (clip_hi < static_cast<double>(*hi)) *hi = static_cast<T>(clip_hi);
@@ -254,15 +389,24 @@ Status create_unary(const CpuOpDef& def, const std::vector<const TensorDesc*>& i
   } else {
     const bool ok_type = is_float_type(k->type) || (e->ints && is_int_type(k->type)) ||
                          (k->op == U::kSign && is_int_type(k->type));
-    if (!ok_type) return op_error(def, std::string("unsupported data type ") + data_type_name(in[0]->data_type));
+    if (!ok_type)
+      return op_error(def,
+                      std::string("unsupported data type ") + data_type_name(in[0]->data_type));
     if (k->out_type != k->type) return op_error(def, "output type differs from the input type");
   }
   const Attrs& a = def.attrs;
   Params& p = k->p;
   switch (k->op) {
-    case U::kLeakyRelu: p.alpha = a.get_float("alpha", 0.01f); break;
-    case U::kElu: case U::kCelu: p.alpha = a.get_float("alpha", 1.0f); break;
-    case U::kThresholdedRelu: p.alpha = a.get_float("alpha", 1.0f); break;
+    case U::kLeakyRelu:
+      p.alpha = a.get_float("alpha", 0.01f);
+      break;
+    case U::kElu:
+    case U::kCelu:
+      p.alpha = a.get_float("alpha", 1.0f);
+      break;
+    case U::kThresholdedRelu:
+      p.alpha = a.get_float("alpha", 1.0f);
+      break;
     case U::kSelu:
       p.alpha = a.get_float("alpha", 1.67326319217681884765625f);
       p.gamma = a.get_float("gamma", 1.05070102214813232421875f);
@@ -277,7 +421,8 @@ Status create_unary(const CpuOpDef& def, const std::vector<const TensorDesc*>& i
       break;
     case U::kGelu: {
       const std::string approx = a.get_string("approximate", "none");
-      if (approx != "none" && approx != "tanh") return op_error(def, "approximate must be none or tanh");
+      if (approx != "none" && approx != "tanh")
+        return op_error(def, "approximate must be none or tanh");
       p.tanh_gelu = approx == "tanh";
       break;
     }
@@ -293,10 +438,11 @@ Status create_unary(const CpuOpDef& def, const std::vector<const TensorDesc*>& i
         k->clip_hi = a.get_float("max", std::numeric_limits<float>::max());
       }
       for (size_t i = 1; i < in.size(); ++i)
-        if (in[i] && (compute_type(in[i]->data_type) != k->type || count_of(dims_of(*in[i])) != 1))
+        if (has_input(in, i) && (compute_type(in[i]->data_type) != k->type || count_of(dims_of(*in[i])) != 1))
           return op_error(def, "min/max must be scalars of the input's type");
       break;
-    default: break;
+    default:
+      break;
   }
   if (k->op == U::kCelu && p.alpha == 0.0) return op_error(def, "alpha must not be 0");
   *kernel = std::move(k);

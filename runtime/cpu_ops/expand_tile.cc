@@ -19,7 +19,8 @@ class ExpandKernel final : public CpuKernel {
     if (has_input(in, 1)) {
       Dims b;
       if (!broadcast_shape({in_dims, read_ints(in[1])}, &b) || b != out_dims)
-        return op_error(id, "output shape " + dims_str(out_dims) + " is not the broadcast of the input and shape");
+        return op_error(id, "output shape " + dims_str(out_dims) +
+                                " is not the broadcast of the input and shape");
     }
     InBuf x(in[0], type);
     OutBuf y(out[0], type);
@@ -40,12 +41,14 @@ class TileKernel final : public CpuKernel {
       const std::vector<int64_t> rep = read_ints(in[1]);
       bool ok = rep.size() == in_dims.size();
       for (size_t i = 0; ok && i < rep.size(); ++i) ok = in_dims[i] * rep[i] == out_dims[i];
-      if (!ok) return op_error(id, "output shape " + dims_str(out_dims) + " does not match the repeats");
+      if (!ok)
+        return op_error(id, "output shape " + dims_str(out_dims) + " does not match the repeats");
     }
     InBuf x(in[0], type);
     OutBuf y(out[0], type);
     uint64_t fill = 0;
-    map_copy(in_dims, out_dims, maps, element_size(type), x.data(), y.data(), reinterpret_cast<const uint8_t*>(&fill));
+    map_copy(in_dims, out_dims, maps, element_size(type), x.data(), y.data(),
+             reinterpret_cast<const uint8_t*>(&fill));
     y.commit();
     return Status::Ok();
   }
@@ -54,7 +57,8 @@ class TileKernel final : public CpuKernel {
 }  // namespace
 
 Status create_expand(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                     const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
+                     const std::vector<const TensorDesc*>& out,
+                     std::unique_ptr<CpuKernel>* kernel) {
   if (in.empty() || !in[0] || present_count(in) > 2 || out.size() != 1 || !out[0])
     return op_error(def, "needs input (, shape) and 1 output");
   auto k = std::make_unique<ExpandKernel>();
@@ -67,7 +71,8 @@ Status create_expand(const CpuOpDef& def, const std::vector<const TensorDesc*>& 
   k->out_dims = dims_of(*out[0]);
   Dims s;
   if (!broadcast_strides(k->in_dims, k->out_dims, &s))
-    return op_error(def, "input " + dims_str(k->in_dims) + " does not broadcast to " + dims_str(k->out_dims));
+    return op_error(
+        def, "input " + dims_str(k->in_dims) + " does not broadcast to " + dims_str(k->out_dims));
   k->loop.init(k->out_dims, {elem_strides(k->out_dims), s});
   *kernel = std::move(k);
   return Status::Ok();
@@ -85,7 +90,8 @@ Status create_tile(const CpuOpDef& def, const std::vector<const TensorDesc*>& in
     return op_error(def, "output must have the input's data type");
   k->in_dims = dims_of(*in[0]);
   k->out_dims = dims_of(*out[0]);
-  if (k->in_dims.size() != k->out_dims.size()) return op_error(def, "output rank differs from the input's");
+  if (k->in_dims.size() != k->out_dims.size())
+    return op_error(def, "output rank differs from the input's");
   k->maps.resize(k->in_dims.size());
   for (size_t a = 0; a < k->in_dims.size(); ++a) {
     const int64_t d = k->in_dims[a];

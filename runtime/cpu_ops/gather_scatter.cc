@@ -25,12 +25,18 @@ bool fix_index(int64_t* i, int64_t d) {
 
 Status parse_reduction(const CpuOpDef& def, Red* r) {
   const std::string s = def.attrs.get_string("reduction", "none");
-  if (s == "none") *r = Red::kNone;
-  else if (s == "add") *r = Red::kAdd;
-  else if (s == "mul") *r = Red::kMul;
-  else if (s == "max") *r = Red::kMax;
-  else if (s == "min") *r = Red::kMin;
-  else return op_error(def, "unknown reduction '" + s + "'");
+  if (s == "none")
+    *r = Red::kNone;
+  else if (s == "add")
+    *r = Red::kAdd;
+  else if (s == "mul")
+    *r = Red::kMul;
+  else if (s == "max")
+    *r = Red::kMax;
+  else if (s == "min")
+    *r = Red::kMin;
+  else
+    return op_error(def, "unknown reduction '" + s + "'");
   return Status::Ok();
 }
 
@@ -47,11 +53,20 @@ void combine(Red r, int32_t type, uint8_t* dst, const uint8_t* src) {
     std::memcpy(&b, src, sizeof(T));
     T v = a;
     switch (r) {
-      case Red::kAdd: v = static_cast<T>(a + b); break;
-      case Red::kMul: v = static_cast<T>(a * b); break;
-      case Red::kMax: v = a < b ? b : a; break;
-      case Red::kMin: v = b < a ? b : a; break;
-      default: break;
+      case Red::kAdd:
+        v = static_cast<T>(a + b);
+        break;
+      case Red::kMul:
+        v = static_cast<T>(a * b);
+        break;
+      case Red::kMax:
+        v = a < b ? b : a;
+        break;
+      case Red::kMin:
+        v = b < a ? b : a;
+        break;
+      default:
+        break;
     }
     std::memcpy(dst, &v, sizeof(T));
   });
@@ -70,9 +85,10 @@ class GatherKernel final : public CpuKernel {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t j = 0; j < n; ++j) {
         int64_t i = idx[j];
-        if (!fix_index(&i, axis_len)) return op_error(id, "index " + std::to_string(idx[j]) + " out of range");
-        std::memcpy(y.data() + (o * n + j) * inner_bytes, x.data() + (o * axis_len + i) * inner_bytes,
-                    static_cast<size_t>(inner_bytes));
+        if (!fix_index(&i, axis_len))
+          return op_error(id, "index " + std::to_string(idx[j]) + " out of range");
+        std::memcpy(y.data() + (o * n + j) * inner_bytes,
+                    x.data() + (o * axis_len + i) * inner_bytes, static_cast<size_t>(inner_bytes));
       }
     y.commit();
     return Status::Ok();
@@ -106,11 +122,14 @@ class ElementsKernel final : public CpuKernel {
     const int64_t n = count_of(idx_dims);
     for (int64_t e = 0; e < n; ++e) {
       int64_t i = idx[e];
-      if (!fix_index(&i, data_dims[axis])) return op_error(id, "index " + std::to_string(idx[e]) + " out of range");
+      if (!fix_index(&i, data_dims[axis]))
+        return op_error(id, "index " + std::to_string(idx[e]) + " out of range");
       int64_t off = 0;
       for (size_t d = 0; d < r; ++d) off += (static_cast<int64_t>(d) == axis ? i : c[d]) * ds[d];
-      if (scatter) combine(red, type, y.data() + off * es, upd->data() + e * es);
-      else std::memcpy(y.data() + e * es, x.data() + off * es, static_cast<size_t>(es));
+      if (scatter)
+        combine(red, type, y.data() + off * es, upd->data() + e * es);
+      else
+        std::memcpy(y.data() + e * es, x.data() + off * es, static_cast<size_t>(es));
       for (size_t d = r; d-- > 0;) {
         if (++c[d] < idx_dims[d]) break;
         c[d] = 0;
@@ -153,14 +172,16 @@ class NDKernel final : public CpuKernel {
         int64_t off = b * data_batch;
         for (int64_t j = 0; j < m; ++j) {
           int64_t v = tup[j];
-          if (!fix_index(&v, data_dims[batch + j])) return op_error(id, "index " + std::to_string(tup[j]) + " out of range");
+          if (!fix_index(&v, data_dims[batch + j]))
+            return op_error(id, "index " + std::to_string(tup[j]) + " out of range");
           off += v * ds[batch + j];
         }
         if (scatter) {
           for (int64_t s = 0; s < slice; ++s)
             combine(red, type, y.data() + (off + s) * es, upd->data() + (out_i * slice + s) * es);
         } else {
-          std::memcpy(y.data() + out_i * slice * es, x.data() + off * es, static_cast<size_t>(slice * es));
+          std::memcpy(y.data() + out_i * slice * es, x.data() + off * es,
+                      static_cast<size_t>(slice * es));
         }
       }
     y.commit();
@@ -182,7 +203,8 @@ Status common(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
 }  // namespace
 
 Status create_gather(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                     const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
+                     const std::vector<const TensorDesc*>& out,
+                     std::unique_ptr<CpuKernel>* kernel) {
   OBPU_RETURN_IF_ERROR(common(def, in, out, 2));
   const Dims x = dims_of(*in[0]), ind = dims_of(*in[1]);
   int64_t axis;
@@ -204,7 +226,8 @@ Status create_gather(const CpuOpDef& def, const std::vector<const TensorDesc*>& 
 }
 
 Status create_elements(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                       const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
+                       const std::vector<const TensorDesc*>& out,
+                       std::unique_ptr<CpuKernel>* kernel) {
   auto k = std::make_unique<ElementsKernel>();
   k->scatter = def.op_type != "GatherElements";
   OBPU_RETURN_IF_ERROR(common(def, in, out, k->scatter ? 3 : 2));
@@ -215,12 +238,16 @@ Status create_elements(const CpuOpDef& def, const std::vector<const TensorDesc*>
   k->idx_dims = dims_of(*in[1]);
   if (!norm_axis(def.attrs.get_int("axis", 0), static_cast<int64_t>(k->data_dims.size()), &k->axis))
     return op_error(def, "axis out of range");
-  if (k->idx_dims.size() != k->data_dims.size()) return op_error(def, "indices must have the data's rank");
+  if (k->idx_dims.size() != k->data_dims.size())
+    return op_error(def, "indices must have the data's rank");
   if (k->scatter) {
     OBPU_RETURN_IF_ERROR(parse_reduction(def, &k->red));
-    if (k->red != Red::kNone && !is_numeric_type(k->type)) return op_error(def, "reduction needs numeric data");
-    if (dims_of(*in[2]) != k->idx_dims) return op_error(def, "updates must have the indices' shape");
-    if (dims_of(*out[0]) != k->data_dims) return op_error(def, "output shape must equal the data's");
+    if (k->red != Red::kNone && !is_numeric_type(k->type))
+      return op_error(def, "reduction needs numeric data");
+    if (dims_of(*in[2]) != k->idx_dims)
+      return op_error(def, "updates must have the indices' shape");
+    if (dims_of(*out[0]) != k->data_dims)
+      return op_error(def, "output shape must equal the data's");
   } else if (dims_of(*out[0]) != k->idx_dims) {
     return op_error(def, "output shape must equal the indices'");
   }
@@ -241,17 +268,22 @@ Status create_nd(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
   k->batch = k->scatter ? 0 : def.attrs.get_int("batch_dims", 0);
   if (k->idx_dims.empty()) return op_error(def, "indices must have rank >= 1");
   k->m = k->idx_dims.back();
-  const int64_t r = static_cast<int64_t>(k->data_dims.size()), q = static_cast<int64_t>(k->idx_dims.size());
-  if (k->batch < 0 || k->batch >= q || k->batch + k->m > r) return op_error(def, "indices do not fit the data");
+  const int64_t r = static_cast<int64_t>(k->data_dims.size()),
+                q = static_cast<int64_t>(k->idx_dims.size());
+  if (k->batch < 0 || k->batch >= q || k->batch + k->m > r)
+    return op_error(def, "indices do not fit the data");
   for (int64_t i = 0; i < k->batch; ++i)
     if (k->idx_dims[i] != k->data_dims[i]) return op_error(def, "batch dimensions differ");
   Dims slice_shape(k->idx_dims.begin(), k->idx_dims.end() - 1);
   slice_shape.insert(slice_shape.end(), k->data_dims.begin() + k->batch + k->m, k->data_dims.end());
   if (k->scatter) {
     OBPU_RETURN_IF_ERROR(parse_reduction(def, &k->red));
-    if (k->red != Red::kNone && !is_numeric_type(k->type)) return op_error(def, "reduction needs numeric data");
-    if (dims_of(*in[2]) != slice_shape) return op_error(def, "updates must have shape " + dims_str(slice_shape));
-    if (dims_of(*out[0]) != k->data_dims) return op_error(def, "output shape must equal the data's");
+    if (k->red != Red::kNone && !is_numeric_type(k->type))
+      return op_error(def, "reduction needs numeric data");
+    if (dims_of(*in[2]) != slice_shape)
+      return op_error(def, "updates must have shape " + dims_str(slice_shape));
+    if (dims_of(*out[0]) != k->data_dims)
+      return op_error(def, "output shape must equal the data's");
   } else if (dims_of(*out[0]) != slice_shape) {
     return op_error(def, "output shape must be " + dims_str(slice_shape));
   }

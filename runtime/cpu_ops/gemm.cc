@@ -27,9 +27,11 @@ void gemm_ref(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, c
       if (av == Acc(0)) continue;
       if (!tb) {
         const T* bp = b + p * ldb;
-        for (int64_t j = 0; j < n; ++j) row[j] = static_cast<Acc>(row[j] + av * static_cast<Acc>(bp[j]));
+        for (int64_t j = 0; j < n; ++j)
+          row[j] = static_cast<Acc>(row[j] + av * static_cast<Acc>(bp[j]));
       } else {
-        for (int64_t j = 0; j < n; ++j) row[j] = static_cast<Acc>(row[j] + av * static_cast<Acc>(b[j * ldb + p]));
+        for (int64_t j = 0; j < n; ++j)
+          row[j] = static_cast<Acc>(row[j] + av * static_cast<Acc>(b[j * ldb + p]));
       }
     }
     T* ci = c + i * ldc;
@@ -48,7 +50,8 @@ template <class T>
 void gemm_any(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const T* a,
               int64_t lda, const T* b, int64_t ldb, double beta, T* c, int64_t ldc) {
   if constexpr (std::is_same_v<T, float>) {
-    sgemm(ta, tb, m, n, k, static_cast<float>(alpha), a, lda, b, ldb, static_cast<float>(beta), c, ldc);
+    sgemm(ta, tb, m, n, k, static_cast<float>(alpha), a, lda, b, ldb, static_cast<float>(beta), c,
+          ldc);
   } else {
     gemm_ref<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
@@ -74,9 +77,11 @@ class GemmKernel final : public CpuKernel {
         InBuf c(in[2], type);
         const T* cp = c.as<T>();
         const T bv = static_cast<T>(beta);
-        c_loop.run([&](const std::array<int64_t, 2>& off, int64_t cnt, const std::array<int64_t, 2>& st) {
-          for (int64_t i = 0; i < cnt; ++i) yp[off[0] + i] = static_cast<T>(bv * cp[off[1] + i * st[1]]);
-        });
+        c_loop.run(
+            [&](const std::array<int64_t, 2>& off, int64_t cnt, const std::array<int64_t, 2>& st) {
+              for (int64_t i = 0; i < cnt; ++i)
+                yp[off[0] + i] = static_cast<T>(bv * cp[off[1] + i * st[1]]);
+            });
         bt = 1.0;
       }
       gemm_any<T>(ta, tb, m, n, k, alpha, a.as<T>(), ta ? m : k, b.as<T>(), tb ? k : n, bt, yp, n);
@@ -90,8 +95,8 @@ class MatMulKernel final : public CpuKernel {
  public:
   int64_t m = 0, n = 0, k = 0;
   int32_t type = kF32;
-  bool fold = false;           // A's batches folded into M (B has no batch dims)
-  BroadcastLoop<3> batches;    // over the output batch dims: Y, A, B batch indices
+  bool fold = false;         // A's batches folded into M (B has no batch dims)
+  BroadcastLoop<3> batches;  // over the output batch dims: Y, A, B batch indices
 
   Status run(const std::vector<CpuTensor>& in, const std::vector<CpuTensor>& out) const override {
     InBuf a(in[0], type), b(in[1], type);
@@ -106,11 +111,12 @@ class MatMulKernel final : public CpuKernel {
         gemm_any<T>(false, false, rows, n, k, 1.0, ap, k, bp, n, 0.0, yp, n);
         return;
       }
-      batches.run([&](const std::array<int64_t, 3>& off, int64_t cnt, const std::array<int64_t, 3>& st) {
-        for (int64_t i = 0; i < cnt; ++i)
-          gemm_any<T>(false, false, m, n, k, 1.0, ap + (off[1] + i * st[1]) * m * k, k,
-                      bp + (off[2] + i * st[2]) * k * n, n, 0.0, yp + (off[0] + i) * m * n, n);
-      });
+      batches.run(
+          [&](const std::array<int64_t, 3>& off, int64_t cnt, const std::array<int64_t, 3>& st) {
+            for (int64_t i = 0; i < cnt; ++i)
+              gemm_any<T>(false, false, m, n, k, 1.0, ap + (off[1] + i * st[1]) * m * k, k,
+                          bp + (off[2] + i * st[2]) * k * n, n, 0.0, yp + (off[0] + i) * m * n, n);
+          });
     });
     y.commit();
     return Status::Ok();
@@ -128,10 +134,12 @@ Status create_gemm(const CpuOpDef& def, const std::vector<const TensorDesc*>& in
   auto g = std::make_unique<GemmKernel>();
   g->type = compute_type(in[0]->data_type);
   if (!gemm_type_ok(g->type) || compute_type(in[1]->data_type) != g->type ||
-      compute_type(out[0]->data_type) != g->type || (has_input(in, 2) && compute_type(in[2]->data_type) != g->type))
+      compute_type(out[0]->data_type) != g->type ||
+      (has_input(in, 2) && compute_type(in[2]->data_type) != g->type))
     return op_error(def, "A, B, C and Y must have the same numeric data type");
   const Dims a = dims_of(*in[0]), b = dims_of(*in[1]), y = dims_of(*out[0]);
-  if (a.size() != 2 || b.size() != 2 || y.size() != 2) return op_error(def, "A, B and Y must be 2-D");
+  if (a.size() != 2 || b.size() != 2 || y.size() != 2)
+    return op_error(def, "A, B and Y must be 2-D");
   g->ta = def.attrs.get_int("transA", 0) != 0;
   g->tb = def.attrs.get_int("transB", 0) != 0;
   g->alpha = def.attrs.get_float("alpha", 1.0f);
@@ -140,7 +148,8 @@ Status create_gemm(const CpuOpDef& def, const std::vector<const TensorDesc*>& in
   g->k = g->ta ? a[0] : a[1];
   g->n = g->tb ? b[0] : b[1];
   const int64_t kb = g->tb ? b[1] : b[0];
-  if (kb != g->k) return op_error(def, "inner dimensions differ: " + dims_str(a) + " x " + dims_str(b));
+  if (kb != g->k)
+    return op_error(def, "inner dimensions differ: " + dims_str(a) + " x " + dims_str(b));
   if (y != Dims{g->m, g->n}) return op_error(def, "output shape must be " + dims_str({g->m, g->n}));
   if (is_int_type(g->type) && (g->alpha != 1.0 || (g->beta != 1.0 && g->beta != 0.0)))
     return op_error(def, "integer Gemm supports alpha=1 and beta in {0,1} only");
@@ -148,7 +157,8 @@ Status create_gemm(const CpuOpDef& def, const std::vector<const TensorDesc*>& in
   if (g->has_c) {
     Dims cs;
     if (!broadcast_strides(dims_of(*in[2]), y, &cs))
-      return op_error(def, "C of shape " + dims_str(dims_of(*in[2])) + " does not broadcast to " + dims_str(y));
+      return op_error(
+          def, "C of shape " + dims_str(dims_of(*in[2])) + " does not broadcast to " + dims_str(y));
     g->c_loop.init(y, {elem_strides(y), cs});
   }
   *kernel = std::move(g);
@@ -156,7 +166,8 @@ Status create_gemm(const CpuOpDef& def, const std::vector<const TensorDesc*>& in
 }
 
 Status create_matmul(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                     const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
+                     const std::vector<const TensorDesc*>& out,
+                     std::unique_ptr<CpuKernel>* kernel) {
   if (in.size() != 2 || !in[0] || !in[1] || out.size() != 1 || !out[0])
     return op_error(def, "needs 2 inputs and 1 output");
   auto mm = std::make_unique<MatMulKernel>();
@@ -174,14 +185,17 @@ Status create_matmul(const CpuOpDef& def, const std::vector<const TensorDesc*>& 
   mm->k = a[a.size() - 1];
   mm->n = b[b.size() - 1];
   if (b[b.size() - 2] != mm->k)
-    return op_error(def, "inner dimensions differ: " + dims_str(dims_of(*in[0])) + " x " + dims_str(dims_of(*in[1])));
+    return op_error(def, "inner dimensions differ: " + dims_str(dims_of(*in[0])) + " x " +
+                             dims_str(dims_of(*in[1])));
   const Dims abatch(a.begin(), a.end() - 2), bbatch(b.begin(), b.end() - 2);
   Dims batch;
-  if (!broadcast_shape({abatch, bbatch}, &batch)) return op_error(def, "batch dimensions do not broadcast");
+  if (!broadcast_shape({abatch, bbatch}, &batch))
+    return op_error(def, "batch dimensions do not broadcast");
   Dims expect = batch;
   if (!a1) expect.push_back(mm->m);
   if (!b1) expect.push_back(mm->n);
-  if (expect != y) return op_error(def, "output shape must be " + dims_str(expect) + ", not " + dims_str(y));
+  if (expect != y)
+    return op_error(def, "output shape must be " + dims_str(expect) + ", not " + dims_str(y));
   Dims sa, sb;
   broadcast_strides(abatch, batch, &sa);
   broadcast_strides(bbatch, batch, &sb);

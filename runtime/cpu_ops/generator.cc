@@ -36,22 +36,32 @@ class RangeKernel final : public CpuKernel {
     OutBuf y(out[0], type);
     const int es = element_size(type);
     if (is_int_type(type)) {
-      const int64_t start = read_ints(in[0])[0], limit = read_ints(in[1])[0], delta = read_ints(in[2])[0];
+      const int64_t start = read_ints(in[0])[0], limit = read_ints(in[1])[0],
+                    delta = read_ints(in[2])[0];
       if (delta == 0) return op_error(id, "delta must not be 0");
-      const int64_t expect = std::max<int64_t>(0, (limit - start + delta + (delta > 0 ? -1 : 1)) / delta);
-      if (expect != n) return op_error(id, "output has " + std::to_string(n) + " elements, the range " + std::to_string(expect));
+      const int64_t expect =
+          std::max<int64_t>(0, (limit - start + delta + (delta > 0 ? -1 : 1)) / delta);
+      if (expect != n)
+        return op_error(id, "output has " + std::to_string(n) + " elements, the range " +
+                                std::to_string(expect));
       for (int64_t i = 0; i < n; ++i) store_int(type, start + i * delta, y.data() + i * es);
     } else {
-      const double start = read_doubles(in[0])[0], limit = read_doubles(in[1])[0], delta = read_doubles(in[2])[0];
+      const double start = read_doubles(in[0])[0], limit = read_doubles(in[1])[0],
+                   delta = read_doubles(in[2])[0];
       if (delta == 0.0) return op_error(id, "delta must not be 0");
-      const int64_t expect = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
-      if (expect != n) return op_error(id, "output has " + std::to_string(n) + " elements, the range " + std::to_string(expect));
+      const int64_t expect =
+          std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+      if (expect != n)
+        return op_error(id, "output has " + std::to_string(n) + " elements, the range " +
+                                std::to_string(expect));
       if (type == kF32) {
         // numpy.arange in float32 accumulates the float32 values
         const float s = static_cast<float>(start), d = static_cast<float>(delta);
-        for (int64_t i = 0; i < n; ++i) store_from_double(type, s + static_cast<float>(i) * d, y.data() + i * es);
+        for (int64_t i = 0; i < n; ++i)
+          store_from_double(type, s + static_cast<float>(i) * d, y.data() + i * es);
       } else {
-        for (int64_t i = 0; i < n; ++i) store_from_double(type, start + static_cast<double>(i) * delta, y.data() + i * es);
+        for (int64_t i = 0; i < n; ++i)
+          store_from_double(type, start + static_cast<double>(i) * delta, y.data() + i * es);
       }
     }
     y.commit();
@@ -104,7 +114,8 @@ Status create_shape(const CpuOpDef& def, const std::vector<const TensorDesc*>& i
 }
 
 Status create_constant_of_shape(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                                const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
+                                const std::vector<const TensorDesc*>& out,
+                                std::unique_ptr<CpuKernel>* kernel) {
   if (in.size() != 1 || !in[0]) return op_error(def, "needs 1 input");
   OBPU_RETURN_IF_ERROR(one_output(def, out));
   auto k = std::make_unique<BytesKernel>();
@@ -112,22 +123,29 @@ Status create_constant_of_shape(const CpuOpDef& def, const std::vector<const Ten
   const int es = element_size(k->type);
   std::vector<uint8_t> one(static_cast<size_t>(es), 0);
   if (const AttrValue* v = def.attrs.find("value")) {
-    if (v->type != AttrValue::kTensor || !v->tensor || v->tensor->size() != static_cast<size_t>(es) ||
-        v->tensor_type != k->type)
+    if (v->type == AttrValue::kBlob && v->blob && v->blob_size == static_cast<uint64_t>(es)) {
+      // From a model container: the raw element in the output's type.
+      one.assign(v->blob, v->blob + es);
+    } else if (v->type != AttrValue::kTensor || !v->tensor ||
+               v->tensor->size() != static_cast<size_t>(es) || v->tensor_type != k->type) {
       return op_error(def, "value must be a one-element tensor of the output's type");
-    one.assign(v->tensor->begin(), v->tensor->end());
+    } else {
+      one.assign(v->tensor->begin(), v->tensor->end());
+    }
   } else if (k->type != kF32) {
     return op_error(def, "without value the output is float32");
   }
   const int64_t n = count_of(dims_of(*out[0]));
   k->bytes.resize(static_cast<size_t>(n * es));
-  for (int64_t i = 0; i < n; ++i) std::memcpy(k->bytes.data() + i * es, one.data(), static_cast<size_t>(es));
+  for (int64_t i = 0; i < n; ++i)
+    std::memcpy(k->bytes.data() + i * es, one.data(), static_cast<size_t>(es));
   *kernel = std::move(k);
   return Status::Ok();
 }
 
 Status create_constant(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                       const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
+                       const std::vector<const TensorDesc*>& out,
+                       std::unique_ptr<CpuKernel>* kernel) {
   if (present_count(in) != 0) return op_error(def, "takes no inputs");
   OBPU_RETURN_IF_ERROR(one_output(def, out));
   auto k = std::make_unique<BytesKernel>();
@@ -142,6 +160,11 @@ Status create_constant(const CpuOpDef& def, const std::vector<const TensorDesc*>
     type = v->tensor_type;
     dims = v->tensor_dims;
     bytes = *v->tensor;
+  } else if (v && v->type == AttrValue::kBlob && (v->blob || v->blob_size == 0)) {
+    // From a model container: raw bytes in the output's type and shape.
+    type = k->type;
+    dims = y;
+    bytes.assign(v->blob, v->blob + v->blob_size);
   } else if (const AttrValue* v = a.find("value_float"); v && v->type == AttrValue::kFloat) {
     type = kF32;
     bytes.resize(4);
@@ -161,11 +184,16 @@ Status create_constant(const CpuOpDef& def, const std::vector<const TensorDesc*>
     bytes.resize(v->ints.size() * 8);
     if (!bytes.empty()) std::memcpy(bytes.data(), v->ints.data(), bytes.size());
   } else {
-    return op_error(def, "needs a value, value_float(s) or value_int(s) attribute (sparse/string values are not supported)");
+    return op_error(def,
+                    "needs a value, value_float(s) or value_int(s) attribute (sparse/string values "
+                    "are not supported)");
   }
   if (type != k->type) return op_error(def, "the value's type differs from the output's");
-  if (dims != y) return op_error(def, "the value's shape " + dims_str(dims) + " differs from the output's " + dims_str(y));
-  if (static_cast<int64_t>(bytes.size()) != count_of(y) * es) return op_error(def, "the value's size is wrong");
+  if (dims != y)
+    return op_error(
+        def, "the value's shape " + dims_str(dims) + " differs from the output's " + dims_str(y));
+  if (static_cast<int64_t>(bytes.size()) != count_of(y) * es)
+    return op_error(def, "the value's size is wrong");
   k->bytes = std::move(bytes);
   *kernel = std::move(k);
   return Status::Ok();
@@ -173,7 +201,8 @@ Status create_constant(const CpuOpDef& def, const std::vector<const TensorDesc*>
 
 Status create_range(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                     const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
-  if (in.size() != 3 || present_count(in) != 3) return op_error(def, "needs start, limit and delta");
+  if (in.size() != 3 || present_count(in) != 3)
+    return op_error(def, "needs start, limit and delta");
   OBPU_RETURN_IF_ERROR(one_output(def, out));
   auto k = std::make_unique<RangeKernel>();
   k->id.name = def.name;
@@ -181,18 +210,21 @@ Status create_range(const CpuOpDef& def, const std::vector<const TensorDesc*>& i
   k->type = out[0]->data_type;
   if (!is_numeric_type(k->type)) return op_error(def, "numeric output expected");
   for (const TensorDesc* t : in)
-    if (t->data_type != k->type || count_of(dims_of(*t)) != 1) return op_error(def, "inputs must be scalars of the output's type");
+    if (t->data_type != k->type || count_of(dims_of(*t)) != 1)
+      return op_error(def, "inputs must be scalars of the output's type");
   if (dims_of(*out[0]).size() != 1) return op_error(def, "output must be 1-D");
   *kernel = std::move(k);
   return Status::Ok();
 }
 
 Status create_eye_like(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                       const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
+                       const std::vector<const TensorDesc*>& out,
+                       std::unique_ptr<CpuKernel>* kernel) {
   if (in.size() != 1 || !in[0]) return op_error(def, "needs 1 input");
   OBPU_RETURN_IF_ERROR(one_output(def, out));
   const Dims y = dims_of(*out[0]);
-  if (y.size() != 2 || dims_of(*in[0]) != y) return op_error(def, "input and output must be 2-D of the same shape");
+  if (y.size() != 2 || dims_of(*in[0]) != y)
+    return op_error(def, "input and output must be 2-D of the same shape");
   auto k = std::make_unique<BytesKernel>();
   k->type = out[0]->data_type;
   const int es = element_size(k->type);

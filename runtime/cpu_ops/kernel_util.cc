@@ -12,13 +12,12 @@ Status op_error(const CpuOpDef& def, const std::string& msg) {
 
 size_t present_count(const std::vector<const TensorDesc*>& v) {
   size_t n = v.size();
-  while (n > 0 && v[n - 1] == nullptr) --n;
+  while (n > 0 && is_absent(v[n - 1])) --n;
   return n;
 }
 
 Dims dims_of(const TensorDesc& t) {
-  if (t.layout == kNHWC && t.rank() == 4)
-    return {t.valid[0], t.valid[3], t.valid[1], t.valid[2]};
+  if (t.layout == kNHWC && t.rank() == 4) return {t.valid[0], t.valid[3], t.valid[1], t.valid[2]};
   return Dims(t.valid.begin(), t.valid.end());
 }
 
@@ -47,8 +46,17 @@ std::string dims_str(const Dims& d) {
 bool is_float_type(int32_t t) { return t == kF16 || t == kF32 || t == kF64; }
 bool is_int_type(int32_t t) {
   switch (t) {
-    case kS8: case kU8: case kS16: case kU16: case kS32: case kU32: case kS64: case kU64: return true;
-    default: return false;
+    case kS8:
+    case kU8:
+    case kS16:
+    case kU16:
+    case kS32:
+    case kU32:
+    case kS64:
+    case kU64:
+      return true;
+    default:
+      return false;
   }
 }
 bool is_numeric_type(int32_t t) { return is_float_type(t) || is_int_type(t); }
@@ -109,9 +117,21 @@ void OutBuf::commit() {
 
 int64_t load_int(int32_t type, const uint8_t* p) {
   switch (type) {
-    case kS32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    case kU32: { uint32_t v; std::memcpy(&v, p, 4); return v; }
-    case kS64: { int64_t v; std::memcpy(&v, p, 8); return v; }
+    case kS32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case kU32: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case kS64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
     case kU64: {
       uint64_t v;
       std::memcpy(&v, p, 8);
@@ -129,15 +149,23 @@ int64_t load_int(int32_t type, const uint8_t* p) {
 
 void store_int(int32_t type, int64_t v, uint8_t* p) {
   switch (type) {
-    case kS64: std::memcpy(p, &v, 8); return;
-    case kU64: { const uint64_t u = static_cast<uint64_t>(v); std::memcpy(p, &u, 8); return; }
-    default: store_from_double(type, static_cast<double>(v), p);
+    case kS64:
+      std::memcpy(p, &v, 8);
+      return;
+    case kU64: {
+      const uint64_t u = static_cast<uint64_t>(v);
+      std::memcpy(p, &u, 8);
+      return;
+    }
+    default:
+      store_from_double(type, static_cast<double>(v), p);
   }
 }
 
 namespace {
 
-template <class T, class F> std::vector<T> read_all(const CpuTensor& t, F load) {
+template <class T, class F>
+std::vector<T> read_all(const CpuTensor& t, F load) {
   const LogicalView v = logical_view(*t.desc);
   std::vector<T> out;
   out.reserve(static_cast<size_t>(v.elements()));
@@ -228,8 +256,8 @@ void strided_copy_t(const BroadcastLoop<2>& loop, const T* in, T* out) {
 }
 
 template <class T>
-void map_copy_t(const Dims& in_dims, const Dims& out_dims, const std::vector<std::vector<int64_t>>& maps,
-                const T* in, T* out, const T* fill) {
+void map_copy_t(const Dims& in_dims, const Dims& out_dims,
+                const std::vector<std::vector<int64_t>>& maps, const T* in, T* out, const T* fill) {
   const size_t r = out_dims.size();
   if (r == 0) {
     *out = *in;
@@ -270,31 +298,44 @@ void map_copy_t(const Dims& in_dims, const Dims& out_dims, const std::vector<std
 
 void strided_copy(const BroadcastLoop<2>& loop, int esize, const uint8_t* in, uint8_t* out) {
   switch (esize) {
-    case 1: strided_copy_t(loop, in, out); break;
-    case 2: strided_copy_t(loop, reinterpret_cast<const uint16_t*>(in), reinterpret_cast<uint16_t*>(out)); break;
-    case 4: strided_copy_t(loop, reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out)); break;
-    case 8: strided_copy_t(loop, reinterpret_cast<const uint64_t*>(in), reinterpret_cast<uint64_t*>(out)); break;
-    default: break;
+    case 1:
+      strided_copy_t(loop, in, out);
+      break;
+    case 2:
+      strided_copy_t(loop, reinterpret_cast<const uint16_t*>(in), reinterpret_cast<uint16_t*>(out));
+      break;
+    case 4:
+      strided_copy_t(loop, reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out));
+      break;
+    case 8:
+      strided_copy_t(loop, reinterpret_cast<const uint64_t*>(in), reinterpret_cast<uint64_t*>(out));
+      break;
+    default:
+      break;
   }
 }
 
-void map_copy(const Dims& in_dims, const Dims& out_dims, const std::vector<std::vector<int64_t>>& maps,
-              int esize, const uint8_t* in, uint8_t* out, const uint8_t* fill) {
+void map_copy(const Dims& in_dims, const Dims& out_dims,
+              const std::vector<std::vector<int64_t>>& maps, int esize, const uint8_t* in,
+              uint8_t* out, const uint8_t* fill) {
   switch (esize) {
-    case 1: map_copy_t(in_dims, out_dims, maps, in, out, fill); break;
+    case 1:
+      map_copy_t(in_dims, out_dims, maps, in, out, fill);
+      break;
     case 2:
-      map_copy_t(in_dims, out_dims, maps, reinterpret_cast<const uint16_t*>(in), reinterpret_cast<uint16_t*>(out),
-                 reinterpret_cast<const uint16_t*>(fill));
+      map_copy_t(in_dims, out_dims, maps, reinterpret_cast<const uint16_t*>(in),
+                 reinterpret_cast<uint16_t*>(out), reinterpret_cast<const uint16_t*>(fill));
       break;
     case 4:
-      map_copy_t(in_dims, out_dims, maps, reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out),
-                 reinterpret_cast<const uint32_t*>(fill));
+      map_copy_t(in_dims, out_dims, maps, reinterpret_cast<const uint32_t*>(in),
+                 reinterpret_cast<uint32_t*>(out), reinterpret_cast<const uint32_t*>(fill));
       break;
     case 8:
-      map_copy_t(in_dims, out_dims, maps, reinterpret_cast<const uint64_t*>(in), reinterpret_cast<uint64_t*>(out),
-                 reinterpret_cast<const uint64_t*>(fill));
+      map_copy_t(in_dims, out_dims, maps, reinterpret_cast<const uint64_t*>(in),
+                 reinterpret_cast<uint64_t*>(out), reinterpret_cast<const uint64_t*>(fill));
       break;
-    default: break;
+    default:
+      break;
   }
 }
 

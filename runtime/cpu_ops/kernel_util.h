@@ -6,7 +6,8 @@
 // Conventions every kernel follows (see docs/cpu_ops.md):
 //  * An absent optional input or output (ONNX name "") is a nullptr
 //    TensorDesc at create time and a CpuTensor whose desc is nullptr at run
-//    time; trailing absent ones may be left out of the vectors.
+//    time (a default-constructed TensorDesc is accepted too, see
+//    is_absent); trailing absent ones may be left out of the vectors.
 //  * Output descriptions carry the output shapes (the converter's shape
 //    inference / the test data provide them); kernels check them against
 //    what they can derive at create time and compute into them at run time.
@@ -40,11 +41,17 @@ inline int64_t opset_of(const CpuOpDef& def) { return def.attrs.get_int(kOpsetAt
 // kInvalidModel error "node 'name' (OpType): msg".
 Status op_error(const CpuOpDef& def, const std::string& msg);
 
+// Absent: nullptr, or a default-constructed TensorDesc (rank 0 with no
+// bytes - no real tensor looks like that, a real scalar has one element),
+// which some callers pass for ONNX "" inputs/outputs.
+inline bool is_absent(const TensorDesc* d) {
+  return d == nullptr || (d->valid.empty() && d->aligned_byte_size == 0);
+}
 inline bool has_input(const std::vector<const TensorDesc*>& v, size_t i) {
-  return i < v.size() && v[i] != nullptr;
+  return i < v.size() && !is_absent(v[i]);
 }
 inline bool has_input(const std::vector<CpuTensor>& v, size_t i) {
-  return i < v.size() && v[i].desc != nullptr;
+  return i < v.size() && !is_absent(v[i].desc);
 }
 // Number of inputs/outputs up to the last present one.
 size_t present_count(const std::vector<const TensorDesc*>& v);
@@ -74,7 +81,10 @@ class InBuf {
  public:
   InBuf(const CpuTensor& t, int32_t type);
   const uint8_t* data() const { return ptr_; }
-  template <class T> const T* as() const { return reinterpret_cast<const T*>(ptr_); }
+  template <class T>
+  const T* as() const {
+    return reinterpret_cast<const T*>(ptr_);
+  }
 
  private:
   const uint8_t* ptr_ = nullptr;
@@ -87,7 +97,10 @@ class OutBuf {
  public:
   OutBuf(const CpuTensor& t, int32_t type);
   uint8_t* data() { return ptr_; }
-  template <class T> T* as() { return reinterpret_cast<T*>(ptr_); }
+  template <class T>
+  T* as() {
+    return reinterpret_cast<T*>(ptr_);
+  }
   void commit();
 
  private:
@@ -106,26 +119,54 @@ std::vector<double> read_doubles(const CpuTensor& t);
 
 // Calls f(T{}) with the C++ type of a numeric data type; false for others.
 // float16 is not listed: kernels see it staged as float32.
-template <class F> bool visit_numeric(int32_t t, F&& f) {
+template <class F>
+bool visit_numeric(int32_t t, F&& f) {
   switch (t) {
-    case kF32: f(float()); return true;
-    case kF64: f(double()); return true;
-    case kS8: f(int8_t()); return true;
-    case kU8: f(uint8_t()); return true;
-    case kS16: f(int16_t()); return true;
-    case kU16: f(uint16_t()); return true;
-    case kS32: f(int32_t()); return true;
-    case kU32: f(uint32_t()); return true;
-    case kS64: f(int64_t()); return true;
-    case kU64: f(uint64_t()); return true;
-    default: return false;
+    case kF32:
+      f(float());
+      return true;
+    case kF64:
+      f(double());
+      return true;
+    case kS8:
+      f(int8_t());
+      return true;
+    case kU8:
+      f(uint8_t());
+      return true;
+    case kS16:
+      f(int16_t());
+      return true;
+    case kU16:
+      f(uint16_t());
+      return true;
+    case kS32:
+      f(int32_t());
+      return true;
+    case kU32:
+      f(uint32_t());
+      return true;
+    case kS64:
+      f(int64_t());
+      return true;
+    case kU64:
+      f(uint64_t());
+      return true;
+    default:
+      return false;
   }
 }
-template <class F> bool visit_float(int32_t t, F&& f) {
+template <class F>
+bool visit_float(int32_t t, F&& f) {
   switch (t) {
-    case kF32: f(float()); return true;
-    case kF64: f(double()); return true;
-    default: return false;
+    case kF32:
+      f(float());
+      return true;
+    case kF64:
+      f(double());
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -143,9 +184,10 @@ Dims reduced_strides(const Dims& dims, const std::vector<bool>& reduce);
 
 // A loop over `dims` with K operands (element strides each), collapsed so
 // that the innermost loop is as long as possible.
-template <size_t K> struct BroadcastLoop {
-  Dims dims;                       // outer .. inner, at least one entry
-  std::array<Dims, K> strides;     // per operand, per dim
+template <size_t K>
+struct BroadcastLoop {
+  Dims dims;                    // outer .. inner, at least one entry
+  std::array<Dims, K> strides;  // per operand, per dim
 
   void init(const Dims& d, const std::array<Dims, K>& s) {
     dims.clear();
@@ -174,7 +216,8 @@ template <size_t K> struct BroadcastLoop {
 
   // f(const std::array<int64_t, K>& offsets, int64_t n, const std::array<int64_t, K>& steps)
   // for every innermost row.
-  template <class F> void run(F&& f) const {
+  template <class F>
+  void run(F&& f) const {
     const size_t r = dims.size();
     const int64_t n = dims[r - 1];
     if (n == 0) return;
@@ -203,8 +246,9 @@ void strided_copy(const BroadcastLoop<2>& loop, int esize, const uint8_t* in, ui
 // Index-map copy over a dense output of `out_dims`: element (o_0..o_k) is
 // in[maps[0][o_0], ..., maps[k][o_k]] of the dense input `in_dims`, or the
 // `fill` element when any map entry is -1. Serves Pad, Tile and Slice.
-void map_copy(const Dims& in_dims, const Dims& out_dims, const std::vector<std::vector<int64_t>>& maps,
-              int esize, const uint8_t* in, uint8_t* out, const uint8_t* fill);
+void map_copy(const Dims& in_dims, const Dims& out_dims,
+              const std::vector<std::vector<int64_t>>& maps, int esize, const uint8_t* in,
+              uint8_t* out, const uint8_t* fill);
 
 }  // namespace openbpu::rt
 

@@ -29,7 +29,8 @@ class CopyKernel final : public CpuKernel {
     const TensorDesc& d = *out[0].desc;
     if (s.data_type == d.data_type && is_dense(s) && is_dense(d)) {
       if (in[0].data != out[0].data)
-        std::memmove(out[0].data, in[0].data, static_cast<size_t>(s.valid_elements() * element_size(s.data_type)));
+        std::memmove(out[0].data, in[0].data,
+                     static_cast<size_t>(s.valid_elements() * element_size(s.data_type)));
     } else {
       copy_elements(logical_view(s), in[0].data, logical_view(d), out[0].data);
     }
@@ -58,7 +59,8 @@ class PermuteKernel final : public CpuKernel {
 
 // Permuted copy of `in_dims` (dense) by `perm` into out dims; false if the
 // output shape does not match.
-bool make_permute(const Dims& in_dims, const std::vector<int64_t>& perm, PermuteKernel* k, Dims* out_dims) {
+bool make_permute(const Dims& in_dims, const std::vector<int64_t>& perm, PermuteKernel* k,
+                  Dims* out_dims) {
   const Dims s = elem_strides(in_dims);
   Dims od, os;
   for (int64_t p : perm) {
@@ -79,7 +81,8 @@ Status create_layout_convert(const CpuOpDef& def, const std::vector<const Tensor
   // output description already holds the result shape.
   const bool dropout = def.op_type == "Dropout";
   if (in.empty() || !in[0] || out.empty() || !out[0] || present_count(out) > (dropout ? 2u : 1u))
-    return error(kInvalidModel, "node '" + def.name + "' (" + def.op_type + ") needs 1 input and 1 output");
+    return error(kInvalidModel,
+                 "node '" + def.name + "' (" + def.op_type + ") needs 1 input and 1 output");
   if (in[0]->valid_elements() != out[0]->valid_elements())
     return error(kInvalidModel, "node '" + def.name + "' (" + def.op_type +
                                     "): input and output element counts differ");
@@ -87,7 +90,8 @@ Status create_layout_convert(const CpuOpDef& def, const std::vector<const Tensor
     return error(kInvalidModel, "node '" + def.name + "': unsupported data type");
   auto k = std::make_unique<CopyKernel>();
   if (dropout) {
-    if (def.attrs.get_int("training_mode", 0) != 0) return op_error(def, "training_mode is not supported");
+    if (def.attrs.get_int("training_mode", 0) != 0)
+      return op_error(def, "training_mode is not supported");
     k->mask = true;
     k->id.name = def.name;
     k->id.op_type = def.op_type;
@@ -109,7 +113,8 @@ Status create_transpose(const CpuOpDef& def, const std::vector<const TensorDesc*
   if (perm.empty())  // ONNX default: reverse the dimensions
     for (size_t i = src.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
   if (perm.size() != src.size() || dst.size() != src.size())
-    return error(kInvalidModel, "node '" + def.name + "' (Transpose): perm does not match the rank");
+    return error(kInvalidModel,
+                 "node '" + def.name + "' (Transpose): perm does not match the rank");
   std::vector<bool> seen(src.size(), false);
   for (size_t i = 0; i < perm.size(); ++i) {
     const int64_t p = perm[i];
@@ -117,7 +122,8 @@ Status create_transpose(const CpuOpDef& def, const std::vector<const TensorDesc*
       return error(kInvalidModel, "node '" + def.name + "' (Transpose): perm is not a permutation");
     seen[static_cast<size_t>(p)] = true;
     if (dst[i] != src[static_cast<size_t>(p)])
-      return error(kInvalidModel, "node '" + def.name + "' (Transpose): output shape does not match perm");
+      return error(kInvalidModel,
+                   "node '" + def.name + "' (Transpose): output shape does not match perm");
   }
   if (in[0]->data_type != out[0]->data_type || element_size(in[0]->data_type) == 0)
     return op_error(def, "output must have the input's data type");
@@ -133,8 +139,10 @@ Status create_transpose(const CpuOpDef& def, const std::vector<const TensorDesc*
 // [N, C/b^2, H, b, W, b]; CRD views it as [N, C/b^2, b, b, H, W].
 // SpaceToDepth views X as [N, C, H/b, b, W/b, b] -> [N, b, b, C, H/b, W/b].
 Status create_depth_space(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                          const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
-  if (in.size() != 1 || !in[0] || out.size() != 1 || !out[0]) return op_error(def, "needs 1 input and 1 output");
+                          const std::vector<const TensorDesc*>& out,
+                          std::unique_ptr<CpuKernel>* kernel) {
+  if (in.size() != 1 || !in[0] || out.size() != 1 || !out[0])
+    return op_error(def, "needs 1 input and 1 output");
   if (in[0]->data_type != out[0]->data_type || element_size(in[0]->data_type) == 0)
     return op_error(def, "output must have the input's data type");
   const Dims x = dims_of(*in[0]);

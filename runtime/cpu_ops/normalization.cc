@@ -15,7 +15,7 @@ namespace {
 
 bool float_types(const std::vector<const TensorDesc*>& v) {
   for (const TensorDesc* t : v)
-    if (t && !is_float_type(t->data_type)) return false;
+    if (!is_absent(t) && !is_float_type(t->data_type)) return false;
   return true;
 }
 
@@ -94,7 +94,7 @@ class BatchNormKernel final : public CpuKernel {
 // where s/b are indexed by `param(row, i)`.
 class RowNormKernel final : public CpuKernel {
  public:
-  bool layer = false;       // LayerNormalization (else InstanceNormalization)
+  bool layer = false;  // LayerNormalization (else InstanceNormalization)
   int64_t rows = 0, len = 0, channels = 1;
   double eps = 1e-5;
   int32_t type = kF32;
@@ -111,13 +111,15 @@ class RowNormKernel final : public CpuKernel {
     if (layer) {
       s_full.resize(static_cast<size_t>(len));
       b_full.assign(static_cast<size_t>(len), 0.0);
-      scale_map.run([&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
-        for (int64_t i = 0; i < n; ++i) s_full[off[0] + i] = scale[off[1] + i * st[1]];
-      });
+      scale_map.run(
+          [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
+            for (int64_t i = 0; i < n; ++i) s_full[off[0] + i] = scale[off[1] + i * st[1]];
+          });
       if (has_bias)
-        bias_map.run([&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
-          for (int64_t i = 0; i < n; ++i) b_full[off[0] + i] = bias[off[1] + i * st[1]];
-        });
+        bias_map.run(
+            [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
+              for (int64_t i = 0; i < n; ++i) b_full[off[0] + i] = bias[off[1] + i * st[1]];
+            });
     }
     std::vector<double> means(static_cast<size_t>(rows)), invs(static_cast<size_t>(rows));
     visit_float(type, [&](auto tag) {
@@ -144,7 +146,8 @@ class RowNormKernel final : public CpuKernel {
         } else {
           const int64_t ch = r % channels;
           const double a = inv * scale[ch], b = bias[ch] - mean * a;
-          for (int64_t i = 0; i < len; ++i) o[i] = static_cast<T>(static_cast<double>(v[i]) * a + b);
+          for (int64_t i = 0; i < len; ++i)
+            o[i] = static_cast<T>(static_cast<double>(v[i]) * a + b);
         }
       }
     });
@@ -157,6 +160,45 @@ class RowNormKernel final : public CpuKernel {
         store_from_double(t, o == 1 ? means[i] : invs[i], r.data() + i * element_size(t));
       r.commit();
     }
+    return Status::Ok();
+  }
+};
+
+// --- GroupNormalization ----------------------------------------------------------
+
+// Statistics per (n, group) over C/G channels and the spatial dims; scale
+// and bias per group (opset 18) or per channel (opset 21), told apart by
+// their size.
+class GroupNormKernel final : public CpuKernel {
+ public:
+  int64_t n = 1, c = 1, groups = 1, spatial = 1;
+  double eps = 1e-5;
+  bool per_channel = false;
+  int32_t type = kF32;
+  Status run(const std::vector<CpuTensor>& in, const std::vector<CpuTensor>& out) const override {
+    InBuf x(in[0], type);
+    const std::vector<double> scale = read_doubles(in[1]), bias = read_doubles(in[2]);
+    OutBuf y(out[0], type);
+    const int64_t cg = c / groups, len = cg * spatial;
+    visit_float(type, [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t r = 0; r < n * groups; ++r) {
+        const T* v = x.as<T>() + r * len;
+        T* o = y.as<T>() + r * len;
+        double sum = 0.0, sq = 0.0;
+        for (int64_t i = 0; i < len; ++i) sum += static_cast<double>(v[i]);
+        const double mean = len ? sum / static_cast<double>(len) : 0.0;
+        for (int64_t i = 0; i < len; ++i)
+          sq += (static_cast<double>(v[i]) - mean) * (static_cast<double>(v[i]) - mean);
+        const double inv = 1.0 / std::sqrt((len ? sq / static_cast<double>(len) : 0.0) + eps);
+        const int64_t g = r % groups;
+        for (int64_t i = 0; i < len; ++i) {
+          const int64_t k = per_channel ? g * cg + i / spatial : g;
+          o[i] = static_cast<T>((static_cast<double>(v[i]) - mean) * inv * scale[k] + bias[k]);
+        }
+      }
+    });
+    y.commit();
     return Status::Ok();
   }
 };
@@ -181,7 +223,8 @@ class AxesNormKernel final : public CpuKernel {
       using T = decltype(tag);
       const T* xp = x.as<T>();
       T* yp = y.as<T>();
-      std::vector<double> s1(static_cast<size_t>(groups), 0.0), s2(static_cast<size_t>(groups), 0.0);
+      std::vector<double> s1(static_cast<size_t>(groups), 0.0),
+          s2(static_cast<size_t>(groups), 0.0);
       std::vector<double> cnt(static_cast<size_t>(groups), 0.0);
       loop.run([&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
         for (int64_t i = 0; i < n; ++i) {
@@ -254,7 +297,8 @@ class LrnKernel final : public CpuKernel {
 }  // namespace
 
 Status create_batch_norm(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                         const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
+                         const std::vector<const TensorDesc*>& out,
+                         std::unique_ptr<CpuKernel>* kernel) {
   if (in.size() != 5 || present_count(in) != 5 || out.empty() || !out[0])
     return op_error(def, "needs inputs X, scale, B, mean, var and output Y");
   if (!float_types(in) || !float_types(out)) return op_error(def, "float tensors expected");
@@ -273,21 +317,25 @@ Status create_batch_norm(const CpuOpDef& def, const std::vector<const TensorDesc
   k->c = x[1];
   k->inner = count_of(Dims(x.begin() + 2, x.end()));
   for (size_t i = 1; i < 5; ++i)
-    if (count_of(dims_of(*in[i])) != k->c) return op_error(def, "scale, B, mean and var must have C elements");
+    if (count_of(dims_of(*in[i])) != k->c)
+      return op_error(def, "scale, B, mean and var must have C elements");
   if (dims_of(*out[0]) != x) return op_error(def, "Y's shape differs from X's");
   for (size_t o = 1; o < out.size(); ++o)
-    if (out[o] && count_of(dims_of(*out[o])) != k->c) return op_error(def, "running statistics must have C elements");
+    if (has_input(out, o) && count_of(dims_of(*out[o])) != k->c)
+      return op_error(def, "running statistics must have C elements");
   *kernel = std::move(k);
   return Status::Ok();
 }
 
 Status create_instance_norm(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                            const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
+                            const std::vector<const TensorDesc*>& out,
+                            std::unique_ptr<CpuKernel>* kernel) {
   if (in.size() != 3 || present_count(in) != 3 || out.size() != 1 || !out[0])
     return op_error(def, "needs inputs X, scale, B and 1 output");
   if (!float_types(in) || !float_types(out)) return op_error(def, "float tensors expected");
   const Dims x = dims_of(*in[0]);
-  if (x.size() < 3 || dims_of(*out[0]) != x) return op_error(def, "X must be [N, C, D1, ...] and Y alike");
+  if (x.size() < 3 || dims_of(*out[0]) != x)
+    return op_error(def, "X must be [N, C, D1, ...] and Y alike");
   auto k = std::make_unique<RowNormKernel>();
   k->type = compute_type(in[0]->data_type);
   k->channels = x[1];
@@ -301,9 +349,37 @@ Status create_instance_norm(const CpuOpDef& def, const std::vector<const TensorD
   return Status::Ok();
 }
 
+Status create_group_norm(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
+                         const std::vector<const TensorDesc*>& out,
+                         std::unique_ptr<CpuKernel>* kernel) {
+  if (in.size() != 3 || present_count(in) != 3 || out.size() != 1 || !out[0])
+    return op_error(def, "needs inputs X, scale, bias and 1 output");
+  if (!float_types(in) || !float_types(out)) return op_error(def, "float tensors expected");
+  const Dims x = dims_of(*in[0]);
+  if (x.size() < 2 || dims_of(*out[0]) != x)
+    return op_error(def, "X must be [N, C, ...] and Y alike");
+  auto k = std::make_unique<GroupNormKernel>();
+  k->type = compute_type(in[0]->data_type);
+  k->n = x[0];
+  k->c = x[1];
+  k->spatial = count_of(Dims(x.begin() + 2, x.end()));
+  k->groups = def.attrs.get_int("num_groups", 0);
+  k->eps = def.attrs.get_float("epsilon", 1e-5f);
+  if (k->groups < 1 || k->c % k->groups != 0)
+    return op_error(def, "num_groups must divide the channels");
+  const int64_t ns = count_of(dims_of(*in[1]));
+  if (ns != count_of(dims_of(*in[2])) || (ns != k->groups && ns != k->c))
+    return op_error(def, "scale and bias must have num_groups or C elements");
+  k->per_channel = ns == k->c && ns != k->groups;
+  *kernel = std::move(k);
+  return Status::Ok();
+}
+
 Status create_layer_norm(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                         const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
-  if (in.size() < 2 || !in[0] || !in[1] || present_count(in) > 3 || out.empty() || !out[0] || present_count(out) > 3)
+                         const std::vector<const TensorDesc*>& out,
+                         std::unique_ptr<CpuKernel>* kernel) {
+  if (in.size() < 2 || !in[0] || !in[1] || present_count(in) > 3 || out.empty() || !out[0] ||
+      present_count(out) > 3)
     return op_error(def, "needs inputs X, Scale (, B) and outputs Y (, Mean, InvStdDev)");
   if (!float_types(in) || !float_types(out)) return op_error(def, "float tensors expected");
   const Dims x = dims_of(*in[0]);
@@ -320,22 +396,26 @@ Status create_layer_norm(const CpuOpDef& def, const std::vector<const TensorDesc
   k->eps = def.attrs.get_float("epsilon", 1e-5f);
   k->has_bias = has_input(in, 2);
   Dims ss, bs;
-  if (!broadcast_strides(dims_of(*in[1]), norm, &ss)) return op_error(def, "Scale does not broadcast to X[axis:]");
+  if (!broadcast_strides(dims_of(*in[1]), norm, &ss))
+    return op_error(def, "Scale does not broadcast to X[axis:]");
   k->scale_map.init(norm, {elem_strides(norm), ss});
   if (k->has_bias) {
-    if (!broadcast_strides(dims_of(*in[2]), norm, &bs)) return op_error(def, "B does not broadcast to X[axis:]");
+    if (!broadcast_strides(dims_of(*in[2]), norm, &bs))
+      return op_error(def, "B does not broadcast to X[axis:]");
     k->bias_map.init(norm, {elem_strides(norm), bs});
   }
   for (size_t o = 1; o < out.size(); ++o)
-    if (out[o] && count_of(dims_of(*out[o])) != k->rows)
+    if (has_input(out, o) && count_of(dims_of(*out[o])) != k->rows)
       return op_error(def, "Mean/InvStdDev must have X[:axis] elements");
   *kernel = std::move(k);
   return Status::Ok();
 }
 
 Status create_axes_norm(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                        const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
-  if (in.size() != 1 || !in[0] || out.size() != 1 || !out[0]) return op_error(def, "needs 1 input and 1 output");
+                        const std::vector<const TensorDesc*>& out,
+                        std::unique_ptr<CpuKernel>* kernel) {
+  if (in.size() != 1 || !in[0] || out.size() != 1 || !out[0])
+    return op_error(def, "needs 1 input and 1 output");
   if (!float_types(in) || !float_types(out)) return op_error(def, "float tensors expected");
   auto k = std::make_unique<AxesNormKernel>();
   k->type = compute_type(in[0]->data_type);
@@ -345,7 +425,8 @@ Status create_axes_norm(const CpuOpDef& def, const std::vector<const TensorDesc*
   std::vector<bool> red(k->dims.size(), false);
   if (def.op_type == "MeanVarianceNormalization") {
     k->mvn = true;
-    std::vector<int64_t> axes = def.attrs.has("axes") ? def.attrs.get_ints("axes") : std::vector<int64_t>{0, 2, 3};
+    std::vector<int64_t> axes =
+        def.attrs.has("axes") ? def.attrs.get_ints("axes") : std::vector<int64_t>{0, 2, 3};
     for (int64_t a : axes) {
       int64_t na;
       if (!norm_axis(a, rank, &na)) return op_error(def, "axes out of range");
@@ -353,7 +434,8 @@ Status create_axes_norm(const CpuOpDef& def, const std::vector<const TensorDesc*
     }
   } else {
     int64_t axis;
-    if (!norm_axis(def.attrs.get_int("axis", -1), rank, &axis)) return op_error(def, "axis out of range");
+    if (!norm_axis(def.attrs.get_int("axis", -1), rank, &axis))
+      return op_error(def, "axis out of range");
     red[axis] = true;
     k->p = static_cast<int>(def.attrs.get_int("p", 2));
     if (k->p != 1 && k->p != 2) return op_error(def, "p must be 1 or 2");
@@ -369,10 +451,12 @@ Status create_axes_norm(const CpuOpDef& def, const std::vector<const TensorDesc*
 
 Status create_lrn(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                   const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
-  if (in.size() != 1 || !in[0] || out.size() != 1 || !out[0]) return op_error(def, "needs 1 input and 1 output");
+  if (in.size() != 1 || !in[0] || out.size() != 1 || !out[0])
+    return op_error(def, "needs 1 input and 1 output");
   if (!float_types(in) || !float_types(out)) return op_error(def, "float tensors expected");
   const Dims x = dims_of(*in[0]);
-  if (x.size() < 3 || dims_of(*out[0]) != x) return op_error(def, "X must be [N, C, D1, ...] and Y alike");
+  if (x.size() < 3 || dims_of(*out[0]) != x)
+    return op_error(def, "X must be [N, C, D1, ...] and Y alike");
   auto k = std::make_unique<LrnKernel>();
   k->type = compute_type(in[0]->data_type);
   k->n = x[0];

@@ -20,7 +20,8 @@ class OneHotKernel final : public CpuKernel {
   CpuOpDef id;
   Status run(const std::vector<CpuTensor>& in, const std::vector<CpuTensor>& out) const override {
     const double d = read_doubles(in[1])[0];
-    if (static_cast<int64_t>(d) != depth) return op_error(id, "depth differs from the output's size");
+    if (static_cast<int64_t>(d) != depth)
+      return op_error(id, "depth differs from the output's size");
     const std::vector<double> idx = read_doubles(in[0]);
     InBuf vals(in[2], type);
     OutBuf y(out[0], type);
@@ -32,7 +33,8 @@ class OneHotKernel final : public CpuKernel {
         for (int64_t i = 0; i < inner; ++i) {
           int64_t v = static_cast<int64_t>(std::trunc(idx[o * inner + i]));
           if (v < 0) v += depth;
-          std::memcpy(y.data() + ((o * depth + j) * inner + i) * es, v == j ? on : off, static_cast<size_t>(es));
+          std::memcpy(y.data() + ((o * depth + j) * inner + i) * es, v == j ? on : off,
+                      static_cast<size_t>(es));
         }
     y.commit();
     return Status::Ok();
@@ -42,7 +44,8 @@ class OneHotKernel final : public CpuKernel {
 }  // namespace
 
 Status create_onehot(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                     const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
+                     const std::vector<const TensorDesc*>& out,
+                     std::unique_ptr<CpuKernel>* kernel) {
   if (in.size() != 3 || present_count(in) != 3 || out.size() != 1 || !out[0])
     return op_error(def, "needs indices, depth, values and 1 output");
   auto k = std::make_unique<OneHotKernel>();
@@ -51,7 +54,8 @@ Status create_onehot(const CpuOpDef& def, const std::vector<const TensorDesc*>& 
   k->type = out[0]->data_type;
   if (in[2]->data_type != k->type || count_of(dims_of(*in[2])) != 2 || element_size(k->type) == 0)
     return op_error(def, "values must be [off, on] of the output's type");
-  if (!is_numeric_type(in[0]->data_type) || !is_numeric_type(in[1]->data_type) || count_of(dims_of(*in[1])) != 1)
+  if (!is_numeric_type(in[0]->data_type) || !is_numeric_type(in[1]->data_type) ||
+      count_of(dims_of(*in[1])) != 1)
     return op_error(def, "numeric indices and a scalar depth expected");
   const Dims x = dims_of(*in[0]), y = dims_of(*out[0]);
   int64_t axis;

@@ -36,11 +36,13 @@ class PadKernel final : public CpuKernel {
       }
       if (has_input(in, 3)) {
         const std::vector<int64_t> axes = read_ints(in[3]);
-        if (given.size() != 2 * axes.size()) return op_error(id, "pads must have 2 entries per axis");
+        if (given.size() != 2 * axes.size())
+          return op_error(id, "pads must have 2 entries per axis");
         p.assign(2 * r, 0);
         for (size_t i = 0; i < axes.size(); ++i) {
           int64_t a;
-          if (!norm_axis(axes[i], static_cast<int64_t>(r), &a)) return op_error(id, "axis out of range");
+          if (!norm_axis(axes[i], static_cast<int64_t>(r), &a))
+            return op_error(id, "axis out of range");
           p[a] = given[i];
           p[a + r] = given[i + axes.size()];
         }
@@ -58,7 +60,8 @@ class PadKernel final : public CpuKernel {
         int64_t i = o - b;
         if (i < 0 || i >= d) {
           if (mode == Mode::kConstant || d == 0) {
-            if (d == 0 && mode != Mode::kConstant) return op_error(id, "cannot " + std::string("reflect/edge-pad an empty axis"));
+            if (d == 0 && mode != Mode::kConstant)
+              return op_error(id, "cannot " + std::string("reflect/edge-pad an empty axis"));
             i = -1;
           } else if (mode == Mode::kEdge) {
             i = i < 0 ? 0 : d - 1;
@@ -87,7 +90,8 @@ class PadKernel final : public CpuKernel {
 
 Status create_pad(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                   const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
-  if (in.empty() || !in[0] || out.size() != 1 || !out[0]) return op_error(def, "needs data and 1 output");
+  if (in.empty() || !in[0] || out.size() != 1 || !out[0])
+    return op_error(def, "needs data and 1 output");
   auto k = std::make_unique<PadKernel>();
   k->id.name = def.name;
   k->id.op_type = def.op_type;
@@ -95,22 +99,30 @@ Status create_pad(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
   if (element_size(k->type) == 0 || out[0]->data_type != k->type)
     return op_error(def, "output must have the input's data type");
   const std::string mode = def.attrs.get_string("mode", "constant");
-  if (mode == "constant") k->mode = Mode::kConstant;
-  else if (mode == "reflect") k->mode = Mode::kReflect;
-  else if (mode == "edge") k->mode = Mode::kEdge;
-  else if (mode == "wrap") k->mode = Mode::kWrap;
-  else return op_error(def, "unknown mode '" + mode + "'");
+  if (mode == "constant")
+    k->mode = Mode::kConstant;
+  else if (mode == "reflect")
+    k->mode = Mode::kReflect;
+  else if (mode == "edge")
+    k->mode = Mode::kEdge;
+  else if (mode == "wrap")
+    k->mode = Mode::kWrap;
+  else
+    return op_error(def, "unknown mode '" + mode + "'");
   if (def.attrs.has("pads") || (opset_of(def) < 11 && present_count(in) == 1)) {
     k->attr_form = true;
     k->pads = def.attrs.get_ints("pads");
     k->value = def.attrs.get_float("value", 0.0f);
     if (present_count(in) != 1) return op_error(def, "attribute form takes 1 input");
   } else {
-    if (!has_input(in, 1) || present_count(in) > 4) return op_error(def, "needs inputs data, pads (, constant_value, axes)");
+    if (!has_input(in, 1) || present_count(in) > 4)
+      return op_error(def, "needs inputs data, pads (, constant_value, axes)");
     if (in[1]->data_type != kS64) return op_error(def, "pads must be int64");
-    if (has_input(in, 2) && in[2]->data_type != k->type) return op_error(def, "constant_value must have the data's type");
+    if (has_input(in, 2) && in[2]->data_type != k->type)
+      return op_error(def, "constant_value must have the data's type");
   }
-  if (dims_of(*out[0]).size() != dims_of(*in[0]).size()) return op_error(def, "output rank differs from the input's");
+  if (dims_of(*out[0]).size() != dims_of(*in[0]).size())
+    return op_error(def, "output rank differs from the input's");
   *kernel = std::move(k);
   return Status::Ok();
 }

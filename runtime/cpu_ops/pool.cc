@@ -14,6 +14,7 @@
 // description decides.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -122,7 +123,8 @@ class PoolKernel final : public CpuKernel {
     return true;
   }
 
-  template <class T> void compute(const T* x, T* y, int64_t* idx_out) const {
+  template <class T>
+  void compute(const T* x, T* y, int64_t* idx_out) const {
     if constexpr (std::is_same_v<T, float>)
       if (idx_out == nullptr && compute_2d(x, y)) return;
     const int64_t isz = g.in_size(), osz = g.out_size();
@@ -148,8 +150,9 @@ class PoolKernel final : public CpuKernel {
               for (int64_t kd = lo[0]; kd < hi[0]; ++kd)
                 for (int64_t kh = lo[1]; kh < hi[1]; ++kh)
                   for (int64_t kw = lo[2]; kw < hi[2]; ++kw) {
-                    const int64_t i = ((base[0] + kd * g.dil[0]) * g.in[1] + base[1] + kh * g.dil[1]) * g.in[2] +
-                                      base[2] + kw * g.dil[2];
+                    const int64_t i =
+                        ((base[0] + kd * g.dil[0]) * g.in[1] + base[1] + kh * g.dil[1]) * g.in[2] +
+                        base[2] + kw * g.dil[2];
                     if (best_i < 0 || xc[i] > best) best = xc[i], best_i = i;
                   }
               yc[oi] = best;
@@ -160,8 +163,9 @@ class PoolKernel final : public CpuKernel {
               for (int64_t kd = lo[0]; kd < hi[0]; ++kd)
                 for (int64_t kh = lo[1]; kh < hi[1]; ++kh)
                   for (int64_t kw = lo[2]; kw < hi[2]; ++kw) {
-                    const int64_t i = ((base[0] + kd * g.dil[0]) * g.in[1] + base[1] + kh * g.dil[1]) * g.in[2] +
-                                      base[2] + kw * g.dil[2];
+                    const int64_t i =
+                        ((base[0] + kd * g.dil[0]) * g.in[1] + base[1] + kh * g.dil[1]) * g.in[2] +
+                        base[2] + kw * g.dil[2];
                     const double v = static_cast<double>(xc[i]);
                     acc += kind == Pool::kAvg ? v : std::pow(std::abs(v), p);
                     ++count;
@@ -212,11 +216,47 @@ class GlobalPoolKernel final : public CpuKernel {
           yp[i] = static_cast<T>(size > 0 ? acc / static_cast<double>(size) : 0.0);
         } else {
           double acc = 0.0;
-          for (int64_t j = 0; j < size; ++j) acc += std::pow(std::abs(static_cast<double>(v[j])), p);
+          for (int64_t j = 0; j < size; ++j)
+            acc += std::pow(std::abs(static_cast<double>(v[j])), p);
           yp[i] = static_cast<T>(std::pow(acc, 1.0 / p));
         }
       }
     });
+    y.commit();
+    return Status::Ok();
+  }
+};
+
+// MaxUnpool: Y = 0 except Y[I[i]] = X[i]. The indices are flat positions in
+// the natural unpooled shape [N, C, (in - 1) * stride + k - pads]; with a
+// larger output_shape the same coordinates are used (as the ONNX reference).
+class UnpoolKernel final : public CpuKernel {
+ public:
+  Dims natural, out_dims;
+  int32_t type = kF32;
+  CpuOpDef id;
+  Status run(const std::vector<CpuTensor>& in, const std::vector<CpuTensor>& out) const override {
+    InBuf x(in[0], type);
+    const std::vector<int64_t> idx = read_ints(in[1]);
+    OutBuf y(out[0], type);
+    const int es = element_size(type);
+    std::memset(y.data(), 0, static_cast<size_t>(count_of(out_dims) * es));
+    const Dims ns = elem_strides(natural), os = elem_strides(out_dims);
+    const int64_t total = count_of(natural);
+    for (size_t i = 0; i < idx.size(); ++i) {
+      if (idx[i] < 0 || idx[i] >= total)
+        return op_error(id, "index " + std::to_string(idx[i]) + " out of range");
+      int64_t off = 0;
+      bool inside = true;
+      for (size_t a = 0; a < natural.size(); ++a) {
+        const int64_t c = idx[i] / ns[a] % natural[a];
+        if (c >= out_dims[a]) inside = false;
+        off += c * os[a];
+      }
+      if (inside)
+        std::memcpy(y.data() + off * es, x.data() + static_cast<int64_t>(i) * es,
+                    static_cast<size_t>(es));
+    }
     y.commit();
     return Status::Ok();
   }
@@ -232,7 +272,9 @@ bool pool_type_ok(int32_t t, Pool kind) {
 Status create_pool(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                    const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
   auto k = std::make_unique<PoolKernel>();
-  k->kind = def.op_type == "MaxPool" ? Pool::kMax : def.op_type == "AveragePool" ? Pool::kAvg : Pool::kLp;
+  k->kind = def.op_type == "MaxPool"       ? Pool::kMax
+            : def.op_type == "AveragePool" ? Pool::kAvg
+                                           : Pool::kLp;
   if (in.size() != 1 || !in[0] || out.empty() || !out[0] || present_count(out) > 2 ||
       (present_count(out) == 2 && k->kind != Pool::kMax))
     return op_error(def, "needs 1 input and 1 output (MaxPool: optional Indices)");
@@ -249,8 +291,10 @@ Status create_pool(const CpuOpDef& def, const std::vector<const TensorDesc*>& in
   const auto ks = def.attrs.get_ints("kernel_shape"), st = def.attrs.get_ints("strides");
   const auto di = def.attrs.get_ints("dilations");
   auto pads = def.attrs.get_ints("pads");
-  if (ks.size() != s) return op_error(def, "kernel_shape must have one entry per spatial dimension");
-  if ((!st.empty() && st.size() != s) || (!di.empty() && di.size() != s) || (!pads.empty() && pads.size() != 2 * s))
+  if (ks.size() != s)
+    return op_error(def, "kernel_shape must have one entry per spatial dimension");
+  if ((!st.empty() && st.size() != s) || (!di.empty() && di.size() != s) ||
+      (!pads.empty() && pads.size() != 2 * s))
     return op_error(def, "strides/dilations/pads do not match the spatial rank");
   if (pads.empty()) pads.assign(2 * s, 0);
   const std::string auto_pad = def.attrs.get_string("auto_pad", "NOTSET");
@@ -296,19 +340,55 @@ Status create_pool(const CpuOpDef& def, const std::vector<const TensorDesc*>& in
     }
     g.out[a] = y[2 + i];
     if (std::find(allowed.begin(), allowed.end(), g.out[a]) == allowed.end())
-      return op_error(def, "output spatial size " + std::to_string(g.out[a]) + " is not the expected " +
-                               std::to_string(allowed[0]));
+      return op_error(def, "output spatial size " + std::to_string(g.out[a]) +
+                               " is not the expected " + std::to_string(allowed[0]));
   }
   for (int a = 0; a < 3; ++a) k->taps[a] = make_taps(g, a);
   *kernel = std::move(k);
   return Status::Ok();
 }
 
+Status create_max_unpool(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
+                         const std::vector<const TensorDesc*>& out,
+                         std::unique_ptr<CpuKernel>* kernel) {
+  if (in.size() < 2 || !in[0] || !in[1] || present_count(in) > 3 || out.size() != 1 || !out[0])
+    return op_error(def, "needs X, I (, output_shape) and 1 output");
+  auto k = std::make_unique<UnpoolKernel>();
+  k->id.name = def.name;
+  k->id.op_type = def.op_type;
+  k->type = in[0]->data_type;
+  if (element_size(k->type) == 0 || out[0]->data_type != k->type || in[1]->data_type != kS64)
+    return op_error(def, "X and Y of one type and int64 indices expected");
+  const Dims x = dims_of(*in[0]);
+  k->out_dims = dims_of(*out[0]);
+  if (x.size() < 3 || dims_of(*in[1]) != x || k->out_dims.size() != x.size())
+    return op_error(def, "X and I must be [N, C, ...] of one shape");
+  const size_t s = x.size() - 2;
+  const auto ks = def.attrs.get_ints("kernel_shape"), st = def.attrs.get_ints("strides");
+  auto pads = def.attrs.get_ints("pads");
+  if (pads.empty()) pads.assign(2 * s, 0);
+  if (ks.size() != s || (!st.empty() && st.size() != s) || pads.size() != 2 * s)
+    return op_error(def, "kernel_shape/strides/pads do not match the spatial rank");
+  k->natural = {x[0], x[1]};
+  for (size_t i = 0; i < s; ++i)
+    k->natural.push_back((x[2 + i] - 1) * (st.empty() ? 1 : st[i]) + ks[i] - pads[i] - pads[i + s]);
+  if (k->out_dims[0] != x[0] || k->out_dims[1] != x[1])
+    return op_error(def, "output must be [N, C, ...]");
+  if (!has_input(in, 2) && k->out_dims != k->natural)
+    return op_error(def, "output shape must be " + dims_str(k->natural));
+  *kernel = std::move(k);
+  return Status::Ok();
+}
+
 Status create_global_pool(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                          const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
-  if (in.size() != 1 || !in[0] || out.size() != 1 || !out[0]) return op_error(def, "needs 1 input and 1 output");
+                          const std::vector<const TensorDesc*>& out,
+                          std::unique_ptr<CpuKernel>* kernel) {
+  if (in.size() != 1 || !in[0] || out.size() != 1 || !out[0])
+    return op_error(def, "needs 1 input and 1 output");
   auto k = std::make_unique<GlobalPoolKernel>();
-  k->kind = def.op_type == "GlobalMaxPool" ? Pool::kMax : def.op_type == "GlobalAveragePool" ? Pool::kAvg : Pool::kLp;
+  k->kind = def.op_type == "GlobalMaxPool"       ? Pool::kMax
+            : def.op_type == "GlobalAveragePool" ? Pool::kAvg
+                                                 : Pool::kLp;
   k->type = compute_type(in[0]->data_type);
   k->p = static_cast<double>(def.attrs.get_int("p", 2));
   if (!pool_type_ok(k->type, k->kind) || compute_type(out[0]->data_type) != k->type)

@@ -24,9 +24,11 @@ struct RName {
   R op;
 };
 constexpr RName kReduce[] = {
-    {"ReduceSum", R::kSum}, {"ReduceMean", R::kMean}, {"ReduceMax", R::kMax}, {"ReduceMin", R::kMin},
-    {"ReduceProd", R::kProd}, {"ReduceL1", R::kL1}, {"ReduceL2", R::kL2},
-    {"ReduceSumSquare", R::kSumSquare}, {"ReduceLogSum", R::kLogSum}, {"ReduceLogSumExp", R::kLogSumExp},
+    {"ReduceSum", R::kSum},       {"ReduceMean", R::kMean},
+    {"ReduceMax", R::kMax},       {"ReduceMin", R::kMin},
+    {"ReduceProd", R::kProd},     {"ReduceL1", R::kL1},
+    {"ReduceL2", R::kL2},         {"ReduceSumSquare", R::kSumSquare},
+    {"ReduceLogSum", R::kLogSum}, {"ReduceLogSumExp", R::kLogSumExp},
 };
 
 // The reduction plan for one set of axes.
@@ -38,31 +40,36 @@ struct Plan {
 };
 
 // Builds the plan; checks the output shape. `axes` empty = all (or identity).
-Status make_plan(const CpuOpDef& def, const Dims& x, const Dims& y, std::vector<int64_t> axes, bool keepdims,
-                 bool noop_empty, Plan* plan) {
+Status make_plan(const CpuOpDef& def, const Dims& x, const Dims& y, std::vector<int64_t> axes,
+                 bool keepdims, bool noop_empty, Plan* plan) {
   const int64_t rank = static_cast<int64_t>(x.size());
   std::vector<bool> red(x.size(), false);
   if (axes.empty()) {
     if (noop_empty) {
       plan->identity = true;
-      if (y != x) return op_error(def, "output shape must equal the input's (no axes, noop_with_empty_axes)");
+      if (y != x)
+        return op_error(def, "output shape must equal the input's (no axes, noop_with_empty_axes)");
       return Status::Ok();
     }
     red.assign(x.size(), true);
   }
   for (int64_t a : axes) {
     int64_t na;
-    if (!norm_axis(a, rank, &na)) return op_error(def, "axis " + std::to_string(a) + " out of range");
+    if (!norm_axis(a, rank, &na))
+      return op_error(def, "axis " + std::to_string(a) + " out of range");
     red[na] = true;
   }
   Dims expect;
   plan->group = 1.0;
   for (size_t i = 0; i < x.size(); ++i) {
     if (red[i]) plan->group *= static_cast<double>(x[i]);
-    if (!red[i]) expect.push_back(x[i]);
-    else if (keepdims) expect.push_back(1);
+    if (!red[i])
+      expect.push_back(x[i]);
+    else if (keepdims)
+      expect.push_back(1);
   }
-  if (expect != y) return op_error(def, "output shape must be " + dims_str(expect) + ", not " + dims_str(y));
+  if (expect != y)
+    return op_error(def, "output shape must be " + dims_str(expect) + ", not " + dims_str(y));
   plan->out_count = count_of(expect);
   plan->loop.init(x, {elem_strides(x), reduced_strides(x, red)});
   return Status::Ok();
@@ -73,7 +80,7 @@ class ReduceKernel final : public CpuKernel {
   R op = R::kSum;
   bool keepdims = true, noop_empty = false;
   bool axes_input = false;
-  Plan fixed;  // when the axes are attributes
+  Plan fixed;   // when the axes are attributes
   CpuOpDef id;  // name and op_type, for run-time messages
   int32_t type = kF32;
 
@@ -83,14 +90,15 @@ class ReduceKernel final : public CpuKernel {
     if (axes_input) {
       std::vector<int64_t> axes;
       if (has_input(in, 1)) axes = read_ints(in[1]);
-      OBPU_RETURN_IF_ERROR(
-          make_plan(id, dims_of(*in[0].desc), dims_of(*out[0].desc), axes, keepdims, noop_empty, &dyn));
+      OBPU_RETURN_IF_ERROR(make_plan(id, dims_of(*in[0].desc), dims_of(*out[0].desc), axes,
+                                     keepdims, noop_empty, &dyn));
       plan = &dyn;
     }
     InBuf x(in[0], type);
     OutBuf y(out[0], type);
     if (plan->identity) {
-      std::memcpy(y.data(), x.data(), static_cast<size_t>(count_of(dims_of(*in[0].desc)) * element_size(type)));
+      std::memcpy(y.data(), x.data(),
+                  static_cast<size_t>(count_of(dims_of(*in[0].desc)) * element_size(type)));
       y.commit();
       return Status::Ok();
     }
@@ -103,7 +111,8 @@ class ReduceKernel final : public CpuKernel {
   }
 
  private:
-  template <class T> void compute(const Plan& p, const T* x, T* y) const {
+  template <class T>
+  void compute(const Plan& p, const T* x, T* y) const {
     const double inf = std::numeric_limits<double>::infinity();
     double init = 0.0;
     if (op == R::kMax || op == R::kLogSumExp) init = -inf;
@@ -111,38 +120,55 @@ class ReduceKernel final : public CpuKernel {
     if (op == R::kProd) init = 1.0;
     std::vector<double> acc(static_cast<size_t>(p.out_count), init);
     auto pass = [&](auto f) {
-      p.loop.run([&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
-        double* a = acc.data() + off[1];
-        const T* v = x + off[0];
-        if (st[1] == 0) {
-          double r = *a;
-          for (int64_t i = 0; i < n; ++i) r = f(r, static_cast<double>(v[i]), 0);
-          *a = r;
-        } else {
-          for (int64_t i = 0; i < n; ++i) a[i * st[1]] = f(a[i * st[1]], static_cast<double>(v[i]), i * st[1]);
-        }
-      });
+      p.loop.run(
+          [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
+            double* a = acc.data() + off[1];
+            const T* v = x + off[0];
+            if (st[1] == 0) {
+              double r = *a;
+              for (int64_t i = 0; i < n; ++i) r = f(r, static_cast<double>(v[i]), 0);
+              *a = r;
+            } else {
+              for (int64_t i = 0; i < n; ++i)
+                a[i * st[1]] = f(a[i * st[1]], static_cast<double>(v[i]), i * st[1]);
+            }
+          });
     };
     switch (op) {
-      case R::kSum: case R::kMean: case R::kLogSum:
+      case R::kSum:
+      case R::kMean:
+      case R::kLogSum:
         pass([](double a, double v, int64_t) { return a + v; });
         break;
-      case R::kMax: pass([](double a, double v, int64_t) { return std::isnan(v) || v > a ? v : a; }); break;
-      case R::kMin: pass([](double a, double v, int64_t) { return std::isnan(v) || v < a ? v : a; }); break;
-      case R::kProd: pass([](double a, double v, int64_t) { return a * v; }); break;
-      case R::kL1: pass([](double a, double v, int64_t) { return a + std::abs(v); }); break;
-      case R::kL2: case R::kSumSquare: pass([](double a, double v, int64_t) { return a + v * v; }); break;
+      case R::kMax:
+        pass([](double a, double v, int64_t) { return std::isnan(v) || v > a ? v : a; });
+        break;
+      case R::kMin:
+        pass([](double a, double v, int64_t) { return std::isnan(v) || v < a ? v : a; });
+        break;
+      case R::kProd:
+        pass([](double a, double v, int64_t) { return a * v; });
+        break;
+      case R::kL1:
+        pass([](double a, double v, int64_t) { return a + std::abs(v); });
+        break;
+      case R::kL2:
+      case R::kSumSquare:
+        pass([](double a, double v, int64_t) { return a + v * v; });
+        break;
       case R::kLogSumExp: {
         pass([](double a, double v, int64_t) { return v > a ? v : a; });
         std::vector<double> mx = acc;
         std::fill(acc.begin(), acc.end(), 0.0);
-        p.loop.run([&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
-          for (int64_t i = 0; i < n; ++i) {
-            const int64_t o = off[1] + i * st[1];
-            acc[o] += std::exp(static_cast<double>(x[off[0] + i]) - mx[o]);
-          }
-        });
-        for (size_t i = 0; i < acc.size(); ++i) acc[i] = std::isfinite(mx[i]) ? mx[i] + std::log(acc[i]) : mx[i];
+        p.loop.run(
+            [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
+              for (int64_t i = 0; i < n; ++i) {
+                const int64_t o = off[1] + i * st[1];
+                acc[o] += std::exp(static_cast<double>(x[off[0] + i]) - mx[o]);
+              }
+            });
+        for (size_t i = 0; i < acc.size(); ++i)
+          acc[i] = std::isfinite(mx[i]) ? mx[i] + std::log(acc[i]) : mx[i];
         break;
       }
     }
@@ -152,8 +178,9 @@ class ReduceKernel final : public CpuKernel {
       if (op == R::kL2) r = std::sqrt(r);
       if (op == R::kLogSum) r = std::log(r);
       if constexpr (std::is_integral_v<T>) {
-        y[i] = static_cast<T>(std::max<double>(std::numeric_limits<T>::lowest(),
-                                               std::min<double>(std::numeric_limits<T>::max(), std::trunc(r))));
+        y[i] = static_cast<T>(
+            std::max<double>(std::numeric_limits<T>::lowest(),
+                             std::min<double>(std::numeric_limits<T>::max(), std::trunc(r))));
       } else {
         y[i] = static_cast<T>(r);
       }
@@ -193,7 +220,8 @@ class ArgKernel final : public CpuKernel {
 }  // namespace
 
 Status create_reduce(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                     const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
+                     const std::vector<const TensorDesc*>& out,
+                     std::unique_ptr<CpuKernel>* kernel) {
   auto k = std::make_unique<ReduceKernel>();
   bool found = false;
   for (const auto& e : kReduce)
@@ -216,7 +244,8 @@ Status create_reduce(const CpuOpDef& def, const std::vector<const TensorDesc*>& 
     // Validate what can be validated now: rank of the output.
     if (dims_of(*in[1]).size() > 1) return op_error(def, "axes must be 1-D");
   } else {
-    OBPU_RETURN_IF_ERROR(make_plan(def, x, y, def.attrs.get_ints("axes"), k->keepdims, k->noop_empty, &k->fixed));
+    OBPU_RETURN_IF_ERROR(
+        make_plan(def, x, y, def.attrs.get_ints("axes"), k->keepdims, k->noop_empty, &k->fixed));
   }
   *kernel = std::move(k);
   return Status::Ok();
@@ -224,7 +253,8 @@ Status create_reduce(const CpuOpDef& def, const std::vector<const TensorDesc*>& 
 
 Status create_arg(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                   const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
-  if (in.size() != 1 || !in[0] || out.size() != 1 || !out[0]) return op_error(def, "needs 1 input and 1 output");
+  if (in.size() != 1 || !in[0] || out.size() != 1 || !out[0])
+    return op_error(def, "needs 1 input and 1 output");
   auto k = std::make_unique<ArgKernel>();
   k->is_max = def.op_type == "ArgMax";
   k->type = compute_type(in[0]->data_type);
@@ -238,8 +268,10 @@ Status create_arg(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
   const bool keep = def.attrs.get_int("keepdims", 1) != 0;
   Dims expect;
   for (size_t i = 0; i < x.size(); ++i) {
-    if (static_cast<int64_t>(i) != axis) expect.push_back(x[i]);
-    else if (keep) expect.push_back(1);
+    if (static_cast<int64_t>(i) != axis)
+      expect.push_back(x[i]);
+    else if (keep)
+      expect.push_back(1);
   }
   if (dims_of(*out[0]) != expect) return op_error(def, "output shape must be " + dims_str(expect));
   k->len = x[axis];

@@ -35,6 +35,9 @@ const std::vector<CpuOpEntry>& all_cpu_ops() {
       {"", "GatherND", create_nd},
       {"", "ScatterND", create_nd},
       {"", "Trilu", create_trilu},
+      {"", "Compress", create_select},
+      {"", "NonZero", create_select},
+      {"", "ReverseSequence", create_select},
       // Tensors from shapes and attributes.
       {"", "Shape", create_shape},
       {"", "Size", create_shape},
@@ -50,18 +53,26 @@ const std::vector<CpuOpEntry>& all_cpu_ops() {
       {"", "ConvTranspose", create_conv_transpose},
       {"", "Gemm", create_gemm},
       {"", "MatMul", create_matmul},
+      {"", "Einsum", create_einsum},
+      {"", "Det", create_det},
+      {"", "RNN", create_rnn},
+      {"", "GRU", create_rnn},
+      {"", "LSTM", create_rnn},
       {"", "MaxPool", create_pool},
       {"", "AveragePool", create_pool},
       {"", "LpPool", create_pool},
       {"", "GlobalAveragePool", create_global_pool},
       {"", "GlobalMaxPool", create_global_pool},
       {"", "GlobalLpPool", create_global_pool},
+      {"", "MaxUnpool", create_max_unpool},
       {"", "Resize", create_resize},
       {"", "Upsample", create_resize},
+      {"", "GridSample", create_grid_sample},
       // Normalization.
       {"", "BatchNormalization", create_batch_norm},
       {"", "InstanceNormalization", create_instance_norm},
       {"", "LayerNormalization", create_layer_norm},
+      {"", "GroupNormalization", create_group_norm},
       {"", "LpNormalization", create_axes_norm},
       {"", "MeanVarianceNormalization", create_axes_norm},
       {"", "LRN", create_lrn},
@@ -150,6 +161,10 @@ const std::vector<CpuOpEntry>& all_cpu_ops() {
       // Quantization (ONNX QDQ).
       {"", "QuantizeLinear", create_qlinear},
       {"", "DequantizeLinear", create_qlinear},
+      {"", "DynamicQuantizeLinear", create_dynamic_quantize},
+      // Training losses (also used by exported evaluation graphs).
+      {"", "NegativeLogLikelihoodLoss", create_loss},
+      {"", "SoftmaxCrossEntropyLoss", create_loss},
   };
   return table;
 }

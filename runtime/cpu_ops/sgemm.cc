@@ -171,7 +171,8 @@ void pack_b(bool trans, const float* b, int64_t ldb, int64_t p0, int64_t j0, int
     if (!trans) {
       const float* src = b + p0 * ldb + j0 + s;
       if (cols == nr) {
-        for (int64_t p = 0; p < kc; ++p) std::memcpy(dst + p * nr, src + p * ldb, sizeof(float) * nr);
+        for (int64_t p = 0; p < kc; ++p)
+          std::memcpy(dst + p * nr, src + p * ldb, sizeof(float) * nr);
       } else {
         for (int64_t p = 0; p < kc; ++p) {
           for (int64_t j = 0; j < cols; ++j) dst[p * nr + j] = src[p * ldb + j];
@@ -256,7 +257,8 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
           const int nrr = static_cast<int>(std::min<int64_t>(nr, nc - jr));
           for (int64_t ir = 0; ir < mc; ir += mr) {
             const int mrr = static_cast<int>(std::min<int64_t>(mr, mc - ir));
-            ki.fn(kc, pa + ir * kc, pb + jr * kc, c + (ic + ir) * ldc + jc + jr, ldc, bet, mrr, nrr);
+            ki.fn(kc, pa + ir * kc, pb + jr * kc, c + (ic + ir) * ldc + jc + jr, ldc, bet, mrr,
+                  nrr);
           }
         }
       }

@@ -57,14 +57,17 @@ class SliceKernel final : public CpuKernel {
       first[a] = b;
       step[a] = s;
     }
-    if (expect != y) return op_error(id, "output shape " + dims_str(y) + " differs from the slice " + dims_str(expect));
+    if (expect != y)
+      return op_error(
+          id, "output shape " + dims_str(y) + " differs from the slice " + dims_str(expect));
     InBuf xb(in[0], type);
     OutBuf yb(out[0], type);
     std::vector<std::vector<int64_t>> maps(x.size());
     for (size_t a = 0; a < x.size(); ++a)
       for (int64_t o = 0; o < y[a]; ++o) maps[a].push_back(first[a] + o * step[a]);
     uint64_t fill = 0;
-    map_copy(x, y, maps, element_size(type), xb.data(), yb.data(), reinterpret_cast<const uint8_t*>(&fill));
+    map_copy(x, y, maps, element_size(type), xb.data(), yb.data(),
+             reinterpret_cast<const uint8_t*>(&fill));
     yb.commit();
     return Status::Ok();
   }
@@ -74,7 +77,8 @@ class SliceKernel final : public CpuKernel {
 
 Status create_slice(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                     const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
-  if (in.empty() || !in[0] || out.size() != 1 || !out[0]) return op_error(def, "needs data and 1 output");
+  if (in.empty() || !in[0] || out.size() != 1 || !out[0])
+    return op_error(def, "needs data and 1 output");
   auto k = std::make_unique<SliceKernel>();
   k->id.name = def.name;
   k->id.op_type = def.op_type;
@@ -91,10 +95,11 @@ Status create_slice(const CpuOpDef& def, const std::vector<const TensorDesc*>& i
     if (present_count(in) < 3 || !in[1] || !in[2] || present_count(in) > 5)
       return op_error(def, "needs inputs data, starts, ends (, axes, steps)");
     for (size_t i = 1; i < in.size(); ++i)
-      if (in[i] && in[i]->data_type != kS32 && in[i]->data_type != kS64)
+      if (has_input(in, i) && in[i]->data_type != kS32 && in[i]->data_type != kS64)
         return op_error(def, "starts/ends/axes/steps must be int32 or int64");
   }
-  if (dims_of(*out[0]).size() != dims_of(*in[0]).size()) return op_error(def, "output rank differs from the input's");
+  if (dims_of(*out[0]).size() != dims_of(*in[0]).size())
+    return op_error(def, "output rank differs from the input's");
   *kernel = std::move(k);
   return Status::Ok();
 }

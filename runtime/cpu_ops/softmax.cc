@@ -52,7 +52,8 @@ class SoftmaxKernel final : public CpuKernel {
           for (int64_t k = 0; k < len; ++k) sum += std::exp(row[k] - mx);
           if (kind == Kind::kSoftmax) {
             const double inv = 1.0 / sum;
-            for (int64_t k = 0; k < len; ++k) r[k * inner] = static_cast<T>(std::exp(row[k] - mx) * inv);
+            for (int64_t k = 0; k < len; ++k)
+              r[k * inner] = static_cast<T>(std::exp(row[k] - mx) * inv);
           } else {
             const double ls = std::log(sum);
             for (int64_t k = 0; k < len; ++k) r[k * inner] = static_cast<T>(row[k] - mx - ls);
@@ -67,22 +68,27 @@ class SoftmaxKernel final : public CpuKernel {
 }  // namespace
 
 Status create_softmax(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
-                      const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
-  if (in.size() != 1 || !in[0] || out.size() != 1 || !out[0]) return op_error(def, "needs 1 input and 1 output");
+                      const std::vector<const TensorDesc*>& out,
+                      std::unique_ptr<CpuKernel>* kernel) {
+  if (in.size() != 1 || !in[0] || out.size() != 1 || !out[0])
+    return op_error(def, "needs 1 input and 1 output");
   const Dims x = dims_of(*in[0]);
   if (x != dims_of(*out[0])) return op_error(def, "input and output shapes differ");
   auto k = std::make_unique<SoftmaxKernel>();
   k->type = compute_type(in[0]->data_type);
   if ((k->type != kF32 && k->type != kF64) || compute_type(out[0]->data_type) != k->type)
     return op_error(def, "float tensors expected");
-  k->kind = def.op_type == "Softmax" ? Kind::kSoftmax : def.op_type == "LogSoftmax" ? Kind::kLogSoftmax : Kind::kHardmax;
+  k->kind = def.op_type == "Softmax"      ? Kind::kSoftmax
+            : def.op_type == "LogSoftmax" ? Kind::kLogSoftmax
+                                          : Kind::kHardmax;
   const int64_t rank = static_cast<int64_t>(x.size());
   const bool legacy = opset_of(def) < 13;
   int64_t axis;
   if (rank == 0) {
     k->outer = k->len = k->inner = 1;
   } else {
-    if (!norm_axis(def.attrs.get_int("axis", legacy ? 1 : -1), rank, &axis)) return op_error(def, "axis out of range");
+    if (!norm_axis(def.attrs.get_int("axis", legacy ? 1 : -1), rank, &axis))
+      return op_error(def, "axis out of range");
     k->outer = count_of(Dims(x.begin(), x.begin() + axis));
     if (legacy) {
       k->len = count_of(Dims(x.begin() + axis, x.end()));

@@ -20,7 +20,8 @@ class TopKKernel final : public CpuKernel {
   int32_t type = kF32;
   CpuOpDef id;
   Status run(const std::vector<CpuTensor>& in, const std::vector<CpuTensor>& out) const override {
-    if (has_input(in, 1) && read_ints(in[1])[0] != k) return op_error(id, "K differs from the outputs' size");
+    if (has_input(in, 1) && read_ints(in[1])[0] != k)
+      return op_error(id, "K differs from the outputs' size");
     InBuf x(in[0], type);
     OutBuf v(out[0], type);
     OutBuf ix(out[1], kS64);
@@ -62,18 +63,22 @@ Status create_topk(const CpuOpDef& def, const std::vector<const TensorDesc*>& in
   k->id.name = def.name;
   k->id.op_type = def.op_type;
   k->type = compute_type(in[0]->data_type);
-  if (!is_numeric_type(k->type) || compute_type(out[0]->data_type) != k->type || out[1]->data_type != kS64)
+  if (!is_numeric_type(k->type) || compute_type(out[0]->data_type) != k->type ||
+      out[1]->data_type != kS64)
     return op_error(def, "numeric X/Values and int64 Indices expected");
   const Dims x = dims_of(*in[0]), y = dims_of(*out[0]);
   int64_t axis;
   if (!norm_axis(def.attrs.get_int("axis", -1), static_cast<int64_t>(x.size()), &axis))
     return op_error(def, "axis out of range");
-  if (y.size() != x.size() || dims_of(*out[1]) != y) return op_error(def, "Values and Indices must have X's rank and one shape");
+  if (y.size() != x.size() || dims_of(*out[1]) != y)
+    return op_error(def, "Values and Indices must have X's rank and one shape");
   for (size_t a = 0; a < x.size(); ++a)
-    if (static_cast<int64_t>(a) != axis && x[a] != y[a]) return op_error(def, "outputs differ from X off the axis");
+    if (static_cast<int64_t>(a) != axis && x[a] != y[a])
+      return op_error(def, "outputs differ from X off the axis");
   k->k = y[axis];
   if (k->k > x[axis]) return op_error(def, "k is larger than the axis");
-  if (def.attrs.has("k") && def.attrs.get_int("k", 0) != k->k) return op_error(def, "k differs from the outputs' size");
+  if (def.attrs.has("k") && def.attrs.get_int("k", 0) != k->k)
+    return op_error(def, "k differs from the outputs' size");
   k->largest = def.attrs.get_int("largest", 1) != 0;
   k->outer = count_of(Dims(x.begin(), x.begin() + axis));
   k->len = x[axis];

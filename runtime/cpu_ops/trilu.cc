@@ -26,8 +26,10 @@ class TriluKernel final : public CpuKernel {
         for (int64_t j = 0; j < cols; ++j) {
           const int64_t off = ((m * rows + i) * cols + j) * es;
           const bool keep = upper ? j - i >= k : j - i <= k;
-          if (keep) std::memcpy(y.data() + off, x.data() + off, static_cast<size_t>(es));
-          else std::memset(y.data() + off, 0, static_cast<size_t>(es));
+          if (keep)
+            std::memcpy(y.data() + off, x.data() + off, static_cast<size_t>(es));
+          else
+            std::memset(y.data() + off, 0, static_cast<size_t>(es));
         }
     y.commit();
     return Status::Ok();
@@ -41,7 +43,8 @@ Status create_trilu(const CpuOpDef& def, const std::vector<const TensorDesc*>& i
   if (in.empty() || !in[0] || present_count(in) > 2 || out.size() != 1 || !out[0])
     return op_error(def, "needs input (, k) and 1 output");
   const Dims x = dims_of(*in[0]);
-  if (x.size() < 2 || dims_of(*out[0]) != x) return op_error(def, "input must have rank >= 2, output its shape");
+  if (x.size() < 2 || dims_of(*out[0]) != x)
+    return op_error(def, "input must have rank >= 2, output its shape");
   if (in[0]->data_type != out[0]->data_type || element_size(in[0]->data_type) == 0)
     return op_error(def, "output must have the input's data type");
   if (has_input(in, 1) && (in[1]->data_type != kS64 || count_of(dims_of(*in[1])) != 1))
