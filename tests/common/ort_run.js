@@ -5,6 +5,9 @@
 // Inputs are raw little-endian files; every model output is written to
 // <out_dir>/<output name with / replaced by _>.bin as float32 (or its own
 // type) plus a line "<name> <dtype> <dims>" on stdout.
+// Batch mode: <name>=@<list file>:<dtype>:<dims> runs one inference per line
+// of the list (an input file per line; several @ inputs advance together)
+// and writes <out_dir>/<line index>_<output>.bin.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -16,28 +19,43 @@ const TYPES = {
   int64: BigInt64Array, float64: Float64Array,
 };
 
+function tensor(file, dtype, dims) {
+  const buf = fs.readFileSync(file);
+  const T = TYPES[dtype];
+  const data = new T(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
+  return new ort.Tensor(dtype, data, dims);
+}
+
 async function main() {
   const [model, outDir, ...specs] = process.argv.slice(2);
-  const feeds = {};
+  const inputs = [];
+  let runs = 1;
   for (const spec of specs) {
     const eq = spec.indexOf('=');
     const name = spec.slice(0, eq);
     const [file, dtype, shape] = spec.slice(eq + 1).split(':');
     const dims = shape.split('x').map(Number);
-    const buf = fs.readFileSync(file);
-    const T = TYPES[dtype];
-    const data = new T(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
-    feeds[name] = new ort.Tensor(dtype, data, dims);
+    let files = [file];
+    if (file.startsWith('@')) {
+      files = fs.readFileSync(file.slice(1), 'utf8').split('\n').filter((l) => l.length > 0);
+      runs = files.length;
+    }
+    inputs.push({ name, files, dtype, dims, batch: file.startsWith('@') });
   }
+  const batch = inputs.some((i) => i.batch);
   const session = await ort.InferenceSession.create(model, { intraOpNumThreads: 1, graphOptimizationLevel: 'all' });
-  const results = await session.run(feeds);
   fs.mkdirSync(outDir, { recursive: true });
-  for (const name of session.outputNames) {
-    const t = results[name];
-    const d = t.data;
-    fs.writeFileSync(path.join(outDir, name.replace(/[\/\\:]/g, '_') + '.bin'),
-                     Buffer.from(d.buffer, d.byteOffset, d.byteLength));
-    console.log(name + ' ' + t.type + ' ' + t.dims.join('x'));
+  for (let r = 0; r < runs; ++r) {
+    const feeds = {};
+    for (const i of inputs) feeds[i.name] = tensor(i.batch ? i.files[r] : i.files[0], i.dtype, i.dims);
+    const results = await session.run(feeds);
+    for (const name of session.outputNames) {
+      const t = results[name];
+      const d = t.data;
+      const base = (batch ? r + '_' : '') + name.replace(/[\/\\:]/g, '_') + '.bin';
+      fs.writeFileSync(path.join(outDir, base), Buffer.from(d.buffer, d.byteOffset, d.byteLength));
+      if (r === 0) console.log(name + ' ' + t.type + ' ' + t.dims.join('x'));
+    }
   }
 }
 

@@ -184,10 +184,11 @@ def text_lines(bin_dir, work, sub, n, seed, pages=None):
     os.makedirs(d)
     h, w = pages or (48, 192)
     cmd = [os.path.join(bin_dir, "openbpu_render_text"), "--out", d, "--count", str(n), "--seed", str(seed),
-           "--labels", labels]
+           "--labels", labels, "--png"]
     if pages:
         cmd += ["--pages", "--height", str(h), "--width", str(w)]
     run(cmd)
+    # (the PNGs are for examples/classify's test)
     imgs = [np.fromfile(os.path.join(d, "%05d.bgr" % i), dtype=np.uint8).reshape(3, h, w).transpose(1, 2, 0).copy()
             for i in range(n)]
     labs = None if pages else [int(line.split()[1]) for line in open(labels)]
@@ -203,7 +204,7 @@ def bgr_to_nv12(bgr):
     h, w = y.shape
     sub = lambda p: p.reshape(h // 2, 2, w // 2, 2).mean(axis=(1, 3))
     uv = np.stack([sub(u), sub(v)], axis=-1).reshape(h // 2, w)
-    q = lambda p: np.clip(np.rint(p), 0, 255).astype(np.uint8)
+    q = lambda p: np.clip(np.floor(p + 0.5), 0, 255).astype(np.uint8)  # round half up
     return q(y), q(uv)
 
 
