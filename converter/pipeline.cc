@@ -520,16 +520,24 @@ int run_makertbin(const Config& config, MapperLog& log) {
   co.model_name = mp.output_model_file_prefix;
   for (const auto& o : cp.optimization)
     if (o == "set_model_output_int8") co.int32_tail = false;
-  // int16 activations: node_info OutputType int16 (per node) or the
-  // experiment switch OPENBPU_ALL_INT16 (marches with int16 only).
+  // int16 activations: node_info OutputType int16 (per node) or
+  // optimization set_all_nodes_int16 (marches with int16 only).
   for (const auto& [name, info] : mp.node_info)
-    if (info.output_type == "int16")
+    if (info.output_type == "int16" && !march->int16)
+      log.warn("node_info " + name + ": OutputType int16 needs a march with int16 (bayes, bayes-e, nash); " +
+               march->name + " keeps int8");
+    else if (info.output_type == "int16")
       for (const auto& n : g.nodes)
         if (n.name == name)
           for (const auto& o : n.outputs) co.int16_values.insert(o);
   for (const auto& o : cp.optimization)
-    if (o == "set_all_nodes_int16" && march->int16) co.all_int16 = true;
-  if (march->int16 && std::getenv("OPENBPU_ALL_INT16") != nullptr) co.all_int16 = true;
+    if (o == "set_all_nodes_int16") {
+      if (march->int16)
+        co.all_int16 = true;
+      else
+        log.warn(std::string("optimization set_all_nodes_int16: march ") + march->name +
+                 " has no int16 support; activations stay int8");
+    }
   for (const auto& o : cp.optimization)
     if (o == "bias_correction")
       for (const auto& [name, st] : stats.values)

@@ -331,9 +331,17 @@ std::string supported_ops_markdown() {
   for (const Rule& r : kRules)
     s << "| " << (std::string(r.domain).empty() ? "" : std::string(r.domain) + "::") << r.op << " | " << r.type
       << " | " << r.limits << " |\n";
-  s << "\nPer march: bernoulli2 kernel <= 7, stride <= 4, dilation <= 16, channels <= 2048, Reshape/Transpose on "
-       "the CPU; bayes, bayes-e kernel <= 15, stride <= 8, dilation <= 32, channels <= 8192; nash-e/m kernel <= 31, "
-       "channels <= 16384.\n";
+  s << "\nLimits per march:\n\n| march | kernel | stride | dilation | channels | deconv kernel | "
+       "Reshape family | Transpose family | int16 |\n|---|---|---|---|---|---|---|---|---|\n";
+  int n = 0;
+  const isa::MarchInfo* marches = isa::all_marches(&n);
+  for (int i = 0; i < n; ++i) {
+    const Limits l = limits_of(marches[i]);
+    const auto yn = [](bool b) { return b ? "BPU" : "CPU"; };
+    s << "| " << marches[i].name << " | " << l.max_kernel << " | " << l.max_stride << " | " << l.max_dilation << " | "
+      << l.max_channels << " | " << l.max_deconv_kernel << " | " << yn(l.reshape) << " | " << yn(l.transpose)
+      << " | " << (l.int16 ? "yes" : "no") << " |\n";
+  }
   return s.str();
 }
 
