@@ -147,7 +147,12 @@ class Checker {
                         " is used before it is produced");
         }
       if (outs == nullptr || outs->size() == 0) return fail(sn + ": segment has no output");
+      uint32_t present = 0;
+      for (uint32_t k = 0; k < outs->size(); ++k) present += outs->Get(k) != kAbsentInput ? 1 : 0;
+      if (present == 0) return fail(sn + ": segment has no output");
       for (uint32_t k = 0; k < outs->size(); ++k) {
+        // kAbsentInput also marks an omitted optional output of a CPU operator.
+        if (outs->Get(k) == kAbsentInput && seg->kind_type() == fb::SegmentKind::CpuOp) continue;
         if (outs->Get(k) >= nt) return fail(sn + ": output tensor index out of range");
         if (tensors->Get(outs->Get(k))->constant() != nullptr)
           return fail(sn + ": writes to a constant tensor");

@@ -19,7 +19,8 @@ inline constexpr int kMaxModelsPerFile = 64;
 inline constexpr int kMaxRank = 8;
 inline constexpr int64_t kMaxDim = 1 << 24;
 inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 34;
-// Segment input index of an omitted optional input (CPU operators only).
+// Segment input or output index of an omitted optional input or output
+// (CPU operators only).
 inline constexpr uint32_t kAbsentInput = 0xFFFFFFFFu;
 
 // Element size in bytes of a DataType value (hbDNNDataType); image types are

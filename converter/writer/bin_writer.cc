@@ -153,8 +153,13 @@ bool build_bin(const CompiledModel& cm, const BinWriteOptions& opt, std::vector<
       }
       seg->kind.Set(std::move(op));
     }
-    for (const auto& o : n.outputs)
-      if (!o.empty()) seg->outputs.push_back(static_cast<uint32_t>(tensor_index(o)));
+    // Omitted optional outputs keep their position (kAbsentInput); trailing
+    // ones are left out.
+    size_t n_out = n.outputs.size();
+    while (n_out > 0 && n.outputs[n_out - 1].empty()) --n_out;
+    for (size_t k = 0; k < n_out; ++k)
+      seg->outputs.push_back(n.outputs[k].empty() ? model::kAbsentInput
+                                                  : static_cast<uint32_t>(tensor_index(n.outputs[k])));
     m->segments.push_back(std::move(seg));
   }
   (void)sg_index;

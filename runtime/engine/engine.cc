@@ -274,7 +274,8 @@ class Engine {
     static const TensorDesc kAbsent{};
     for (uint32_t i : seg.inputs)
       ins.push_back(i == model::kAbsentInput ? CpuTensor{&kAbsent, nullptr} : CpuTensor{&run.model->tensors[i], run.ptr[i]});
-    for (uint32_t o : seg.outputs) outs.push_back({&run.model->tensors[o], run.ptr[o]});
+    for (uint32_t o : seg.outputs)
+      outs.push_back(o == model::kAbsentInput ? CpuTensor{&kAbsent, nullptr} : CpuTensor{&run.model->tensors[o], run.ptr[o]});
     const Status st = seg.kernel->run(ins, outs);
     const uint64_t ns = now_ns() - t0;
     *cpu_ns += ns;
@@ -313,8 +314,8 @@ class Engine {
       }
       if (r.status == drv::Status::kCancelled) return finish(t, kRunTaskFailed, "task was cancelled");
       if (r.status != drv::Status::kOk)
-        return finish(t, kRunTaskFailed, std::string("BPU execution failed: ") +
-                                             drv::status_name(r.status) + " " + r.message);
+        return finish(t, kRunTaskFailed, std::string("BPU execution failed (") + drv::status_name(r.status) +
+                                             "): " + r.message);
       advance(t);
     };
     const drv::JobId id = t->device->submit(std::move(job));

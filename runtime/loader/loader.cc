@@ -119,7 +119,7 @@ Status plan_arena(Model* m) {
   std::vector<int> first(nt, -1), last(nt, -1);
   for (int s = 0; s < nseg; ++s) {
     for (uint32_t t : m->segments[s].outputs)
-      if (first[t] < 0) first[t] = s;
+      if (t != model::kAbsentInput && first[t] < 0) first[t] = s;
     for (uint32_t t : m->segments[s].inputs)
       if (t != model::kAbsentInput) last[t] = std::max(last[t], s);
   }
@@ -225,7 +225,7 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
     std::vector<const TensorDesc*> ins, outs;
     static const TensorDesc kAbsent{};
     for (uint32_t t : seg.inputs) ins.push_back(t == model::kAbsentInput ? &kAbsent : &m->tensors[t]);
-    for (uint32_t t : seg.outputs) outs.push_back(&m->tensors[t]);
+    for (uint32_t t : seg.outputs) outs.push_back(t == model::kAbsentInput ? &kAbsent : &m->tensors[t]);
     if (const auto* op = fs->kind_as_CpuOp()) {
       seg.op = make_cpu_op(seg.name, *op, data_section);
       seg.profile_name = seg.op.op_type + "_" + seg.name;

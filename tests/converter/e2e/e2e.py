@@ -89,6 +89,9 @@ CASES = {
     "placement_run_on_cpu": Case("placement_run_on_cpu", "gen:placement", "bayes-e", "input", (1, 3, 64, 64),
                                  rt="bgr", train="rgb", mean=[0.0], std=[255.0], cal="default", min_cos=0.99,
                                  centered=True, extra_yaml="  run_on_cpu: 'conv3'\n"),
+    # A CPU operator with an omitted optional output before a used one.
+    "lstm_absent_output": Case("lstm_absent_output", "gen:lstm", "bernoulli2", "input", (1, 3, 8, 8),
+                               rt="featuremap", train="featuremap", layout_rt="NCHW", cal="max", min_cos=0.99),
     "mobilenet_v2_nv12": Case("mobilenet_v2_nv12", "mobilenet_v2.onnx", "bernoulli2", "input", (1, 3, 224, 224),
                               rt="nv12", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="max",
                               min_cos=0.99),
@@ -131,6 +134,31 @@ def make_placement_model(path, seed=0):
     m.ir_version = 7
     onnx.checker.check_model(m)
     onnx.save(m, path)
+
+
+def make_lstm_model(path, seed=0):
+    """conv+relu (BPU) -> Reshape -> LSTM whose Y output is omitted (CPU)."""
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto
+    rng = np.random.default_rng(seed)
+    f = lambda *shape: (rng.standard_normal(shape) * 0.3).astype(np.float32)
+    inits = [numpy_helper.from_array(f(4, 3, 3, 3), "w"), numpy_helper.from_array(f(4), "b"),
+             numpy_helper.from_array(np.array([8, 1, 32], np.int64), "shape"),
+             numpy_helper.from_array(f(1, 64, 32), "W"), numpy_helper.from_array(f(1, 64, 16), "R"),
+             numpy_helper.from_array(f(1, 128), "B")]
+    nodes = [helper.make_node("Conv", ["input", "w", "b"], ["c"], name="conv", pads=[1] * 4),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("Reshape", ["r", "shape"], ["seq"], name="reshape"),
+             helper.make_node("LSTM", ["seq", "W", "R", "B"], ["", "Y_h"], name="lstm", hidden_size=16)]
+    graph = helper.make_graph(nodes, "lstm", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("Y_h", TensorProto.FLOAT, [1, 1, 16])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
+
+
+GENERATORS = {"placement": make_placement_model, "lstm": make_lstm_model}
 
 
 def run(cmd, **kw):
@@ -298,7 +326,7 @@ def run_case(case, args):
         model = os.path.join(args.ocr_models, case.model[4:])
     elif case.model.startswith("gen:"):
         model = os.path.join(work, case.model[4:] + ".onnx")
-        make_placement_model(model)
+        GENERATORS[case.model[4:]](model)
     else:
         model = os.path.join(args.models, case.model)
     n, c, h, w = case.shape
