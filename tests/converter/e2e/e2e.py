@@ -63,13 +63,19 @@ class Case:
 
 
 CASES = {
-    # The PP-OCR text direction classifier, all activations int16 (bayes-e):
-    # the accuracy bar of the vendor's int16 mode.
+    # The PP-OCR text direction classifier on X5 (bayes-e) with all
+    # activations int16, BGR and NV12 input: the bar (>= 99 % of the
+    # lines agree with ONNX Runtime, cosine >= 0.999 for BGR).
     "ppocr_cls_int16": Case("ppocr_cls_int16", "ocr:ch_ppocr_mobile_v2.0_cls_infer.onnx", "bayes-e", "x",
                             (1, 3, 48, 192), rt="bgr", train="bgr", mean=[127.5], std=[127.5],
-                            cal="default", data="text", n_cal=50, n_test=200, min_cos=0.999, min_agree=0.985,
+                            cal="default", data="text", n_cal=50, n_test=200, min_cos=0.999, min_agree=0.99,
                             extra_yaml="  optimization: set_all_nodes_int16\n", int_accuracy_labels=True),
-    # The same model int8 on bernoulli2 (X3) with NV12 input, default calibration.
+    "ppocr_cls_nv12_int16": Case("ppocr_cls_nv12_int16", "ocr:ch_ppocr_mobile_v2.0_cls_infer.onnx", "bayes-e", "x",
+                                 (1, 3, 48, 192), rt="nv12", train="bgr", mean=[127.5], std=[127.5],
+                                 cal="default", data="text", n_cal=50, n_test=200, min_cos=0.999, min_agree=0.99,
+                                 extra_yaml="  optimization: set_all_nodes_int16\n", int_accuracy_labels=True),
+    # The same model int8 on X3 (bernoulli2, no int16), NV12 input, default
+    # calibration: int8 costs this model a few points (docs/converter.md).
     "ppocr_cls_nv12": Case("ppocr_cls_nv12", "ocr:ch_ppocr_mobile_v2.0_cls_infer.onnx", "bernoulli2", "x",
                            (1, 3, 48, 192), rt="nv12", train="bgr", mean=[127.5], std=[127.5],
                            cal="default", data="text", n_cal=50, n_test=200, min_cos=0.985, min_agree=0.95,
