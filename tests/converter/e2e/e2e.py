@@ -98,15 +98,24 @@ CASES = {
     # A CPU operator with an omitted optional output before a used one.
     "lstm_absent_output": Case("lstm_absent_output", "gen:lstm", "bernoulli2", "input", (1, 3, 8, 8),
                                rt="featuremap", train="featuremap", layout_rt="NCHW", cal="max", min_cos=0.99),
+    # torchvision exports (random weights, BatchNorm statistics from photos):
+    # each with NV12 + mean/scale and with featuremap input, max and default
+    # calibration between them.
     "mobilenet_v2_nv12": Case("mobilenet_v2_nv12", "mobilenet_v2.onnx", "bernoulli2", "input", (1, 3, 224, 224),
-                              rt="nv12", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="max",
-                              min_cos=0.99),
+                              rt="nv12", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="max"),
+    "mobilenet_v2_featuremap": Case("mobilenet_v2_featuremap", "mobilenet_v2.onnx", "bayes-e", "input",
+                                    (1, 3, 224, 224), rt="featuremap", train="featuremap", layout_rt="NCHW",
+                                    cal="default"),
     "resnet18_featuremap": Case("resnet18_featuremap", "resnet18.onnx", "bayes-e", "input", (1, 3, 224, 224),
-                                rt="featuremap", train="featuremap", layout_rt="NCHW", cal="default",
-                                min_cos=0.99),
+                                rt="featuremap", train="featuremap", layout_rt="NCHW", cal="default"),
+    "resnet18_nv12": Case("resnet18_nv12", "resnet18.onnx", "bernoulli2", "input", (1, 3, 224, 224),
+                          rt="nv12", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="max"),
+    "detector_nv12": Case("detector_nv12", "detector.onnx", "bernoulli2", "input", (1, 3, 128, 128),
+                          rt="nv12", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="default"),
+    "detector_featuremap": Case("detector_featuremap", "detector.onnx", "nash-e", "input", (1, 3, 128, 128),
+                                rt="featuremap", train="featuremap", layout_rt="NCHW", cal="max"),
     "detector_rgb": Case("detector_rgb", "detector.onnx", "bernoulli2", "input", (1, 3, 128, 128),
-                         rt="rgb", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="kl",
-                         min_cos=0.99),
+                         rt="rgb", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="kl"),
 }
 
 
