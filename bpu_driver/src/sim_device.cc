@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The simulator backend: one worker thread per simulated core, each with its
-// own ready queue; instructions run on the host through bpu_sim's kernels.
+// The simulator backend: the fc scheduler of device.h over simulated cores.
+// All scheduling state (ready queues, what each core holds, job states) lives
+// under one mutex; one worker thread per core (none in stepped mode) takes a
+// scheduling decision at every fc boundary and runs the fc on the host
+// through bpu_sim's kernels with the lock released. Nothing polls: an idle
+// core sleeps on its condition variable until a submission, a cancellation or
+// its gang partner wakes it.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -10,6 +15,10 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "bpu_driver/device.h"
 #include "bpu_sim/executor.h"
@@ -26,6 +35,11 @@ uint64_t now_ns() {
                                    .count());
 }
 
+std::chrono::steady_clock::time_point to_time_point(uint64_t ns) {
+  return std::chrono::steady_clock::time_point(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::nanoseconds(ns)));
+}
+
 class SimProgram final : public Program {
  public:
   std::vector<isa::Instruction> instructions;
@@ -35,24 +49,35 @@ class SimProgram final : public Program {
   size_t instruction_count() const override { return instructions.size(); }
 };
 
+// One submitted job. Guarded by the device mutex, except `job` and `program`
+// (immutable after submission) and the fc's memory, which only the core
+// running the job's fc touches.
 struct JobState {
   JobId id = 0;
-  uint64_t seq = 0;
   Job job;
   const SimProgram* program = nullptr;
+  bool gang = false;        // occupies both cores for every fc
+  int home = -1;            // core whose ready queue holds it (single-core jobs)
   size_t next_fc = 0;
-  bool cancel = false;
-  int core = 0;
-  uint64_t start_ns = 0;
-  uint64_t remaining_cycles = 0;
+  bool running = false;     // one of its fcs is executing
+  bool cancel = false;      // stop at the end of the executing fc (a hung one at once)
+  bool finished = false;    // detached from the scheduler; completion is being reported
+  int last_core = -1;
+  uint32_t preemptions = 0;
+  uint64_t start_ns = 0, run_ns = 0;
+  uint64_t remaining_cycles = 0;  // estimate of the fcs not run yet
 };
 using JobPtr = std::shared_ptr<JobState>;
 
-// Ready-queue order: priority desc, custom_id asc, submission order.
+// Cycle sums saturate: estimates come from model files.
+uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+uint64_t sat_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+// Ready-queue order: priority desc, custom_id asc, submission order (ids grow).
 bool before(const JobState& a, const JobState& b) {
   if (a.job.priority != b.job.priority) return a.job.priority > b.job.priority;
   if (a.job.custom_id != b.job.custom_id) return a.job.custom_id < b.job.custom_id;
-  return a.seq < b.seq;
+  return a.id < b.id;
 }
 
 class SimDevice final : public Device {
@@ -62,17 +87,29 @@ class SimDevice final : public Device {
     info_.march = &march;
     info_.cores = march.cores;
     kernels_ = &sim::best_kernels();
-    for (int c = 0; c < march.cores; ++c) cores_.push_back(std::make_unique<Core>());
+    for (int c = 0; c < march.cores; ++c) {
+      cores_.push_back(std::make_unique<Core>());
+      cores_.back()->index = c;
+    }
+    if (!(options_.pace_scale > 0.0)) options_.pace_scale = 1.0;
   }
 
   ~SimDevice() override {
-    for (auto& core : cores_) {
-      std::lock_guard<std::mutex> lk(core->mu);
-      core->stop = true;
-      core->cv.notify_all();
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stop_ = true;
+      for (auto& core : cores_) core->cv.notify_all();
     }
     for (auto& core : cores_)
       if (core->thread.joinable()) core->thread.join();
+    // Everything still queued completes as cancelled.
+    std::vector<JobPtr> left;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      for (auto& [id, js] : jobs_) left.push_back(js);
+      for (auto& js : left) detach_locked(js, Status::kCancelled);
+    }
+    for (auto& js : left) complete(js, Status::kCancelled, "device shut down");
   }
 
   const DeviceInfo& info() const override { return info_; }
@@ -142,166 +179,429 @@ class SimDevice final : public Device {
     if (job.program == nullptr || job.priority < 0 || job.priority > kPreemptPriority) return 0;
     const uint32_t all = (1u << cores_.size()) - 1u;
     if ((job.core_mask & ~all) != 0) return 0;
+    if (job.cores != 1 && job.cores != 2) return 0;
+    const bool gang = job.cores == 2;
+    // A gang job needs exactly two cores and may not be pinned to one of them.
+    if (gang && (cores_.size() != 2 || (job.core_mask != 0 && job.core_mask != all))) return 0;
     auto js = std::make_shared<JobState>();
     js->program = static_cast<const SimProgram*>(job.program);
-    for (const auto& fc : js->program->fcs) js->remaining_cycles += fc.est_cycles;
+    if (js->program->fcs.empty()) return 0;
+    for (const auto& fc : js->program->fcs) js->remaining_cycles = sat_add(js->remaining_cycles, fc.est_cycles);
     js->job = std::move(job);
-    js->id = next_id_.fetch_add(1) + 1;
-    js->seq = js->id;
-    // Core threads start with the first job (a device used only for memory
-    // never runs any).
-    std::call_once(started_, [this] {
-      for (size_t c = 0; c < cores_.size(); ++c)
-        cores_[c]->thread = std::thread([this, c] { worker(static_cast<int>(c)); });
-    });
-    js->core = pick_core(js->job.core_mask);
-    {
-      std::lock_guard<std::mutex> lk(ids_mu_);
-      ids_[js->id] = js->core;
+    js->gang = gang;
+    if (!options_.stepped) {
+      // Core threads start with the first job (a device used only for
+      // memory never runs any).
+      std::call_once(started_, [this] {
+        for (auto& core : cores_) {
+          Core* c = core.get();
+          c->thread = std::thread([this, c] { worker(*c); });
+        }
+      });
     }
-    Core& core = *cores_[js->core];
-    {
-      std::lock_guard<std::mutex> lk(core.mu);
+    std::lock_guard<std::mutex> lk(mu_);
+    if (stop_) return 0;
+    js->id = ++next_id_;
+    if (gang) {
+      for (auto& core : cores_) {
+        core->ready.push_back(js);
+        core->queued_cycles = sat_add(core->queued_cycles, js->remaining_cycles);
+        core->cv.notify_one();
+      }
+    } else {
+      Core& core = *cores_[pick_core_locked(js->job.core_mask)];
+      js->home = core.index;
       core.ready.push_back(js);
-      core.queued_cycles += js->remaining_cycles;
+      core.queued_cycles = sat_add(core.queued_cycles, js->remaining_cycles);
       core.cv.notify_one();
+    }
+    jobs_[js->id] = js;
+    ++stats_.jobs_submitted;
+    jobs_cv_.notify_all();
+    if (trace_) {
+      TraceEvent ev = event_locked(*js, TraceEvent::Kind::kSubmit);
+      ev.core = js->home;
+      (*trace_)(ev);
     }
     return js->id;
   }
 
   bool cancel(JobId id) override {
-    int core_index;
+    JobPtr js;
     {
-      std::lock_guard<std::mutex> lk(ids_mu_);
-      auto it = ids_.find(id);
-      if (it == ids_.end()) return false;
-      core_index = it->second;
-    }
-    Core& core = *cores_[core_index];
-    JobPtr removed;
-    {
-      std::lock_guard<std::mutex> lk(core.mu);
-      if (core.current && core.current->id == id) {
-        core.current->cancel = true;
+      std::lock_guard<std::mutex> lk(mu_);
+      auto it = jobs_.find(id);
+      if (it == jobs_.end() || it->second->finished) return false;
+      js = it->second;
+      if (js->running) {
+        // The executing core stops the job after this fc; a hung fc waits on
+        // its core's condition variable and ends at once.
+        js->cancel = true;
+        for (auto& core : cores_) core->cv.notify_all();
         return true;
       }
-      auto it = std::find_if(core.ready.begin(), core.ready.end(),
-                             [id](const JobPtr& j) { return j->id == id; });
-      if (it == core.ready.end()) return false;
-      removed = *it;
-      core.ready.erase(it);
-      core.queued_cycles -= removed->remaining_cycles;
+      detach_locked(js, Status::kCancelled);
     }
-    complete(removed, Status::kCancelled, "cancelled");
+    complete(js, Status::kCancelled, "cancelled");
     return true;
   }
 
   double queued_us(uint32_t core_mask) const override {
+    std::lock_guard<std::mutex> lk(mu_);
     double best = -1.0;
-    for (size_t c = 0; c < cores_.size(); ++c) {
-      if (core_mask != 0 && !(core_mask & (1u << c))) continue;
-      std::lock_guard<std::mutex> lk(cores_[c]->mu);
-      const double us = static_cast<double>(cores_[c]->queued_cycles) / info_.march->clock_mhz;
+    for (const auto& core : cores_) {
+      if (core_mask != 0 && !(core_mask & (1u << core->index))) continue;
+      const double us = static_cast<double>(core->queued_cycles) / info_.march->clock_mhz;
       if (best < 0 || us < best) best = us;
     }
-    return best < 0 ? 0.0 : best;
+    return best < 0 ? 0.0 : std::min(best, 2147483647.0);  // callers convert to int32
+  }
+
+  void set_trace_hook(TraceHook hook) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    trace_ = hook ? std::make_shared<const TraceHook>(std::move(hook)) : nullptr;
+  }
+
+  void set_fault_hook(FaultHook hook) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    fault_ = hook ? std::make_shared<const FaultHook>(std::move(hook)) : nullptr;
+  }
+
+  DeviceStats stats() const override {
+    std::lock_guard<std::mutex> lk(mu_);
+    return stats_;
+  }
+
+  std::string describe() const override {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto job = [](const JobState& j) {
+      return "#" + std::to_string(j.id) + "(p" + std::to_string(j.job.priority) + (j.gang ? " gang" : "") +
+             " fc " + std::to_string(j.next_fc) + "/" + std::to_string(j.program->fcs.size()) +
+             (j.running ? " running" : "") + (j.cancel ? " cancel" : "") + ")";
+    };
+    std::string s = std::to_string(jobs_.size()) + " unfinished job(s)";
+    for (const auto& core : cores_) {
+      s += "; core " + std::to_string(core->index) + (core->busy ? " busy" : "") + ": holds " +
+           (core->current ? job(*core->current) : "-") + ", ready";
+      for (const auto& j : core->ready) s += " " + job(*j);
+    }
+    return s;
+  }
+
+  bool step(int core_index, int timeout_ms, TraceEvent* ran) override {
+    if (!options_.stepped || core_index < 0 || core_index >= static_cast<int>(cores_.size()))
+      return false;
+    Core& core = *cores_[core_index];
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    std::unique_lock<std::mutex> lk(mu_);
+    for (;;) {
+      if (stop_) return false;
+      if (!core.busy) {
+        const Action a = decide_locked(core);
+        if (a.kind == Action::kRun) {
+          execute(core, a, lk, ran);
+          return true;
+        }
+        if (a.kind == Action::kPark) return false;  // the partner core must be stepped
+      }
+      if (core.cv.wait_until(lk, deadline) == std::cv_status::timeout) return false;
+    }
+  }
+
+  bool wait_jobs(size_t jobs, int timeout_ms) override {
+    std::unique_lock<std::mutex> lk(mu_);
+    return jobs_cv_.wait_for(lk, std::chrono::milliseconds(timeout_ms),
+                             [&] { return jobs_.size() >= jobs; });
   }
 
  private:
   struct Core {
-    mutable std::mutex mu;
-    std::condition_variable cv;
-    std::vector<JobPtr> ready;
-    JobPtr current;
-    uint64_t queued_cycles = 0;
-    bool stop = false;
+    int index = 0;
+    std::condition_variable cv;  // work arrived, partner finished, cancel of a hung fc, stop
+    std::vector<JobPtr> ready;   // jobs waiting for this core (gang jobs wait on both)
+    JobPtr current;              // job holding the core between its fcs (or parked for a gang)
+    bool busy = false;           // an fc runs on this core (its own or its gang partner's)
+    uint64_t queued_cycles = 0;  // estimated work of the jobs in `ready` and `current`
     std::thread thread;
   };
 
-  int pick_core(uint32_t mask) {
+  struct Action {
+    enum Kind { kIdle, kPark, kRun } kind = kIdle;
+    JobPtr job;
+    Core* partner = nullptr;  // gang jobs: the other core, held for the fc
+  };
+
+  Core& other(const Core& c) { return *cores_[c.index == 0 ? 1 : 0]; }
+
+  TraceEvent event_locked(const JobState& js, TraceEvent::Kind kind) const {
+    TraceEvent ev;
+    ev.kind = kind;
+    ev.job = js.id;
+    ev.priority = js.job.priority;
+    ev.custom_id = js.job.custom_id;
+    ev.cores = js.gang ? 2 : 1;
+    ev.fc_count = js.program->fcs.size();
+    ev.t0_ns = now_ns();
+    return ev;
+  }
+
+  // Least estimated queued work among eligible cores; ties go to the core
+  // with fewer jobs, then the lower index.
+  int pick_core_locked(uint32_t mask) const {
     int best = -1;
     uint64_t best_load = 0;
-    for (size_t c = 0; c < cores_.size(); ++c) {
-      if (mask != 0 && !(mask & (1u << c))) continue;
-      std::lock_guard<std::mutex> lk(cores_[c]->mu);
-      const uint64_t load = cores_[c]->queued_cycles + cores_[c]->ready.size() +
-                            (cores_[c]->current ? 1 : 0);
-      if (best < 0 || load < best_load) best = static_cast<int>(c), best_load = load;
+    size_t best_jobs = 0;
+    for (const auto& core : cores_) {
+      if (mask != 0 && !(mask & (1u << core->index))) continue;
+      const size_t jobs = core->ready.size() + (core->current ? 1 : 0);
+      if (best < 0 || core->queued_cycles < best_load ||
+          (core->queued_cycles == best_load && jobs < best_jobs)) {
+        best = core->index;
+        best_load = core->queued_cycles;
+        best_jobs = jobs;
+      }
     }
     return best < 0 ? 0 : best;
   }
 
-  // Picks the job to run next on a core (mu held).
-  static void schedule(Core& core) {
-    auto best = core.ready.end();
-    for (auto it = core.ready.begin(); it != core.ready.end(); ++it)
-      if (best == core.ready.end() || before(**it, **best)) best = it;
-    if (best == core.ready.end()) return;
-    JobPtr next = *best;
-    if (core.current) {
-      // Only the preemptive level takes a core from a job mid-program.
-      if (next->job.priority != kPreemptPriority || core.current->job.priority == kPreemptPriority)
-        return;
-      core.ready.push_back(core.current);
-    }
-    core.ready.erase(std::find(core.ready.begin(), core.ready.end(), next));
-    core.current = std::move(next);
+  static JobPtr best_ready(const Core& c) {
+    JobPtr best;
+    for (const auto& j : c.ready)
+      if (!best || before(*j, *best)) best = j;
+    return best;
   }
 
-  void worker(int core_index) {
-    Core& core = *cores_[core_index];
-    std::unique_lock<std::mutex> lk(core.mu);
-    for (;;) {
-      core.cv.wait(lk, [&] { return core.stop || core.current || !core.ready.empty(); });
-      if (core.stop) break;
-      schedule(core);
-      JobPtr js = core.current;
-      if (js->cancel) {
-        core.current.reset();
-        core.queued_cycles -= js->remaining_cycles;
-        lk.unlock();
-        complete(js, Status::kCancelled, "cancelled");
-        lk.lock();
-        continue;
-      }
-      const size_t fc = js->next_fc;
-      lk.unlock();
-      const uint64_t t0 = now_ns();
-      if (js->start_ns == 0) js->start_ns = t0;
-      run_fc(*js, fc);
-      const uint64_t t1 = now_ns();
-      lk.lock();
-      const uint64_t cyc = js->program->fcs[fc].est_cycles;
-      js->remaining_cycles -= cyc;
-      core.queued_cycles -= cyc;
-      js->next_fc++;
-      Status st = Status::kOk;
-      std::string msg;
-      if (js->job.fc_timeout_us != 0 && (t1 - t0) / 1000 > js->job.fc_timeout_us) {
-        st = Status::kTimeout;
-        msg = "function call " + std::to_string(fc) + " exceeded its timeout of " +
-              std::to_string(js->job.fc_timeout_us) + " us";
-      }
-      const bool done = js->next_fc >= js->program->fcs.size();
-      if (done || st != Status::kOk) {
-        core.current.reset();
-        core.queued_cycles -= js->remaining_cycles;
-        js->remaining_cycles = 0;
-        lk.unlock();
-        complete(js, st, msg);
-        lk.lock();
+  static void erase_ready(Core& c, const JobPtr& js) {
+    auto it = std::find(c.ready.begin(), c.ready.end(), js);
+    if (it != c.ready.end()) c.ready.erase(it);
+  }
+
+  // An idle core takes the best not yet started single-core job of another
+  // core that may run on it (work conservation for "any" jobs).
+  JobPtr steal_locked(Core& c) {
+    JobPtr best;
+    for (auto& other_core : cores_) {
+      if (other_core.get() == &c) continue;
+      for (const auto& j : other_core->ready) {
+        if (j->gang || j->next_fc != 0) continue;
+        if (j->job.core_mask != 0 && !(j->job.core_mask & (1u << c.index))) continue;
+        if (!best || before(*j, *best)) best = j;
       }
     }
-    // Device shutdown: everything still queued completes as cancelled.
-    std::vector<JobPtr> left = core.ready;
-    if (core.current) left.push_back(core.current);
-    core.ready.clear();
-    core.current.reset();
+    if (!best) return nullptr;
+    Core& from = *cores_[best->home];
+    erase_ready(from, best);
+    from.queued_cycles = sat_sub(from.queued_cycles, best->remaining_cycles);
+    best->home = c.index;
+    c.ready.push_back(best);
+    c.queued_cycles = sat_add(c.queued_cycles, best->remaining_cycles);
+    ++stats_.steals;
+    return best;
+  }
+
+  // True when `held` (started) gives its core up for `other` at an fc
+  // boundary: only the preemptive level preempts, and not itself.
+  static bool preempts(const JobState& other, const JobState& held) {
+    return other.job.priority == kPreemptPriority && held.job.priority != kPreemptPriority;
+  }
+
+  // The scheduling decision of a core at an fc boundary (core not busy).
+  //   * A started job held by the core continues unless preempted.
+  //   * A started gang job held by the partner core binds this core too (it
+  //     was preempted here, or never left): it resumes before anything but the
+  //     preemptive level. Both cores thus agree on a started gang job, and on
+  //     unstarted ones through the common ready order, so they never park
+  //     for two different gang jobs.
+  //   * Otherwise the best ready job (an unstarted held gang job is not
+  //     committed and yields to a better one); an idle core steals.
+  Action decide_locked(Core& c) {
+    Core* p = cores_.size() == 2 ? &other(c) : nullptr;
+    JobPtr bound;
+    if (p != nullptr && p->current && p->current->gang && p->current->next_fc > 0 &&
+        p->current != c.current &&
+        std::find(c.ready.begin(), c.ready.end(), p->current) != c.ready.end())
+      bound = p->current;
+    JobPtr cur = c.current;
+    if (cur) {
+      const JobPtr best = best_ready(c);
+      bool yield;
+      if (cur->next_fc > 0) {
+        yield = best && preempts(*best, *cur);
+        if (yield) {
+          ++cur->preemptions;
+          ++stats_.preemptions;
+        }
+      } else if (bound) {
+        yield = !preempts(*cur, *bound);
+      } else {
+        yield = best && before(*best, *cur);
+      }
+      if (yield) {
+        c.ready.push_back(cur);
+        c.current.reset();
+        cur.reset();
+      }
+    }
+    if (!cur) {
+      JobPtr pick = best_ready(c);
+      if (bound && !(pick && preempts(*pick, *bound))) pick = bound;
+      if (!pick) pick = steal_locked(c);
+      if (!pick) return {};
+      erase_ready(c, pick);
+      c.current = pick;
+      cur = pick;
+      // The partner may be parked for another gang job: let it re-decide.
+      if (cur->gang && p != nullptr) p->cv.notify_all();
+    }
+    Action a;
+    a.job = cur;
+    if (!cur->gang) {
+      a.kind = Action::kRun;
+    } else if (p->current == cur && !p->busy) {
+      a.kind = Action::kRun;
+      a.partner = p;
+    } else {
+      a.kind = Action::kPark;
+    }
+    return a;
+  }
+
+  // Removes a job from the scheduler (lock held); the caller then reports
+  // its completion with complete() outside the lock.
+  void detach_locked(const JobPtr& js, Status st) {
+    js->finished = true;
+    for (auto& core : cores_) {
+      if (!js->gang && core->index != js->home) continue;
+      erase_ready(*core, js);
+      if (core->current == js) core->current.reset();
+      core->queued_cycles = sat_sub(core->queued_cycles, js->remaining_cycles);
+      core->cv.notify_all();
+    }
+    js->remaining_cycles = 0;
+    jobs_.erase(js->id);
+    ++stats_.jobs_completed;
+    if (st == Status::kCancelled) ++stats_.jobs_cancelled;
+    if (st == Status::kFault || st == Status::kTimeout) ++stats_.jobs_failed;
+    if (trace_) {
+      TraceEvent ev = event_locked(*js, TraceEvent::Kind::kDone);
+      ev.core = js->last_core;
+      ev.fc = js->next_fc;
+      ev.status = st;
+      (*trace_)(ev);
+    }
+  }
+
+  // Runs the next fc of a.job on core c (lock held on entry and exit;
+  // released while the fc executes).
+  void execute(Core& c, const Action& a, std::unique_lock<std::mutex>& lk, TraceEvent* ran) {
+    const JobPtr js = a.job;
+    Core* p = a.partner;
+    const size_t fc = js->next_fc;
+    js->running = true;
+    c.busy = true;
+    if (p != nullptr) p->busy = true;
+    const uint64_t t0 = now_ns();
+    if (js->start_ns == 0) js->start_ns = t0;
+    const std::shared_ptr<const FaultHook> fault_hook = fault_;
     lk.unlock();
-    for (auto& js : left) complete(js, Status::kCancelled, "device shut down");
+
+    Fault fault = Fault::kNone;
+    if (fault_hook) fault = (*fault_hook)(FcInfo{js->id, js->program, fc, c.index, js->job.priority});
+    if (fault == Fault::kNone) run_fc(*js, fc, t0);
+
+    lk.lock();
+    bool aborted = false;
+    if (fault == Fault::kHang) {
+      // The fc never signals completion: the watchdog (or a cancel) ends it.
+      const uint64_t limit_us = js->job.fc_timeout_us != 0 ? js->job.fc_timeout_us : options_.watchdog_us;
+      aborted = c.cv.wait_until(lk, to_time_point(t0 + limit_us * 1000),
+                                [&] { return js->cancel || stop_; });
+    }
+    const uint64_t t1 = now_ns();
+    js->running = false;
+    c.busy = false;
+    if (p != nullptr) {
+      p->busy = false;
+      p->cv.notify_all();
+    }
+    js->run_ns += t1 - t0;
+    js->last_core = c.index;
+    const uint64_t cyc = js->program->fcs[fc].est_cycles;
+    js->remaining_cycles = sat_sub(js->remaining_cycles, cyc);
+    c.queued_cycles = sat_sub(c.queued_cycles, cyc);
+    if (p != nullptr) p->queued_cycles = sat_sub(p->queued_cycles, cyc);
+    js->next_fc++;
+    ++stats_.fcs_run;
+
+    Status st = Status::kOk;
+    std::string msg;
+    auto where = [&] {
+      return "function call " + std::to_string(fc) + " on BPU core " + std::to_string(c.index) +
+             (p != nullptr ? " (+ its gang partner)" : "");
+    };
+    if (fault == Fault::kFail) {
+      st = Status::kFault;
+      msg = where() + " failed; the core was reset";
+    } else if (fault == Fault::kHang && aborted) {
+      st = Status::kCancelled;
+      msg = where() + " hung and was stopped (" + (stop_ ? "device shut down" : "cancelled") +
+            "); the core was reset";
+    } else if (fault == Fault::kHang) {
+      st = Status::kTimeout;
+      msg = where() + " did not finish within " +
+            std::to_string(js->job.fc_timeout_us != 0 ? js->job.fc_timeout_us : options_.watchdog_us) +
+            " us (hung); the core was reset";
+    } else if (js->job.fc_timeout_us != 0 && (t1 - t0) / 1000 > js->job.fc_timeout_us) {
+      st = Status::kTimeout;
+      msg = where() + " took " + std::to_string((t1 - t0) / 1000) + " us, over its timeout of " +
+            std::to_string(js->job.fc_timeout_us) + " us; the core was reset";
+    } else if (js->cancel) {
+      st = Status::kCancelled;
+      msg = "cancelled";
+    }
+    // A core reset aborts only the failing job: the others' state is in their
+    // own memory, so queued and preempted jobs run later as if nothing happened.
+    if (st == Status::kFault || st == Status::kTimeout || fault == Fault::kHang)
+      stats_.core_resets += p != nullptr ? 2 : 1;
+
+    if (trace_ || ran != nullptr) {
+      TraceEvent ev = event_locked(*js, TraceEvent::Kind::kFc);
+      ev.core = c.index;
+      ev.fc = fc;
+      ev.t0_ns = t0;
+      ev.t1_ns = t1;
+      ev.status = st;
+      if (trace_) (*trace_)(ev);
+      if (ran != nullptr) *ran = ev;
+    }
+
+    if (st != Status::kOk || js->next_fc >= js->program->fcs.size()) {
+      detach_locked(js, st);
+      lk.unlock();
+      complete(js, st, msg);
+      lk.lock();
+    }
   }
 
-  void run_fc(JobState& js, size_t fc) {
+  void worker(Core& c) {
+#ifdef __linux__
+    // Paced fcs end on a timer: keep its slack small (default 50 us).
+    if (options_.paced) prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+#endif
+    std::unique_lock<std::mutex> lk(mu_);
+    while (!stop_) {
+      if (!c.busy) {
+        const Action a = decide_locked(c);
+        if (a.kind == Action::kRun) {
+          execute(c, a, lk, nullptr);
+          continue;
+        }
+      }
+      c.cv.wait(lk);
+    }
+  }
+
+  void run_fc(const JobState& js, size_t fc, uint64_t t0) {
     const auto& call = js.program->fcs[fc];
     sim::Memory mem;
     const Bindings& b = js.job.bindings;
@@ -311,28 +611,27 @@ class SimDevice final : public Device {
     for (const auto& v : b.outputs) mem.outputs.push_back({v.vir, v.size});
     mem.constants = {b.constants.vir, b.constants.size};
     mem.scratch = {b.scratch.vir, b.scratch.size};
-    const uint64_t t0 = now_ns();
     sim::execute_range(js.program->instructions, call.first, call.count, mem, *kernels_);
     if (options_.paced) {
-      const uint64_t target = t0 + static_cast<uint64_t>(
-                                       static_cast<double>(call.est_cycles) * 1000.0 /
-                                       info_.march->clock_mhz);
-      const uint64_t now = now_ns();
-      if (now < target) std::this_thread::sleep_for(std::chrono::nanoseconds(target - now));
+      // A gang fc is split over both cores: half the single-core estimate.
+      double ns = static_cast<double>(call.est_cycles) * 1000.0 / info_.march->clock_mhz *
+                  options_.pace_scale;
+      if (js.gang) ns /= 2.0;
+      // At most an hour per fc (absurd estimates must not overflow the clock).
+      ns = std::min(ns, 3600e9);
+      std::this_thread::sleep_until(to_time_point(t0 + static_cast<uint64_t>(ns)));
     }
   }
 
   void complete(const JobPtr& js, Status st, const std::string& msg) {
-    {
-      std::lock_guard<std::mutex> lk(ids_mu_);
-      ids_.erase(js->id);
-    }
     JobResult r;
     r.status = st;
     r.message = msg;
-    r.core = js->core;
+    r.core = js->last_core;
     r.start_ns = js->start_ns;
     r.end_ns = now_ns();
+    r.run_ns = js->run_ns;
+    r.preemptions = js->preemptions;
     if (js->job.on_done) js->job.on_done(r);
   }
 
@@ -340,10 +639,16 @@ class SimDevice final : public Device {
   SimOptions options_;
   const sim::KernelTable* kernels_;
   std::vector<std::unique_ptr<Core>> cores_;
-  std::atomic<uint64_t> next_id_{0};
   std::once_flag started_;
-  std::mutex ids_mu_;
-  std::unordered_map<JobId, int> ids_;
+
+  mutable std::mutex mu_;
+  std::condition_variable jobs_cv_;  // a job was submitted (wait_jobs)
+  bool stop_ = false;
+  JobId next_id_ = 0;
+  std::unordered_map<JobId, JobPtr> jobs_;  // unfinished jobs
+  DeviceStats stats_;
+  std::shared_ptr<const TraceHook> trace_;
+  std::shared_ptr<const FaultHook> fault_;
 };
 
 }  // namespace

@@ -44,6 +44,20 @@ int32_t obpuGetModelMarch(char const **march, void *dnnHandle);
  * "INPUT_TYPE_RT", "MARCH"); *value is NULL when the key is absent. */
 int32_t obpuGetModelMetadata(char const **value, void *dnnHandle, char const *key);
 
+/* ---- BPU cores ------------------------------------------------------------
+ * (docs/scheduling.md) */
+
+/* Number of BPU cores of the platform the model runs on (2 on bernoulli2 and
+ * bayes, 1 on bayes-e and nash). hbDNNInferCtrlParam.bpuCoreId accepts
+ * HB_BPU_CORE_ANY (0) and masks of existing cores (HB_BPU_CORE_0 = 1,
+ * HB_BPU_CORE_1 = 2); other values are HB_DNN_INVALID_ARGUMENT. */
+int32_t obpuGetBpuCoreNum(int32_t *coreNum, void *dnnHandle);
+
+/* BPU cores the model occupies per run: the core_num it was compiled with
+ * (1, or 2 for a bernoulli2 model built with core_num: 2, whose function
+ * calls then hold both cores at once unless its task is pinned to one core). */
+int32_t obpuGetModelCoreNum(int32_t *coreNum, void *dnnHandle);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// openbpu/openbpu.h: our extensions (profiler sessions, model metadata).
+// openbpu/openbpu.h: our extensions (profiler sessions, model metadata, BPU cores).
 #include "openbpu/openbpu.h"
 
 #include "dnn/hb_dnn_status.h"
 #include "runtime/c_api/api.h"
+#include "runtime/engine/engine.h"
 #include "runtime/profiler/profiler.h"
 
 using openbpu::rt::Model;
@@ -43,5 +44,21 @@ OBPU_API int32_t obpuGetModelMetadata(char const** value, void* dnnHandle, char 
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "obpuGetModelMetadata: invalid model handle");
   auto it = m->metadata.find(key);
   *value = it == m->metadata.end() ? nullptr : it->second.c_str();
+  return HB_DNN_SUCCESS;
+}
+
+OBPU_API int32_t obpuGetBpuCoreNum(int32_t* coreNum, void* dnnHandle) {
+  if (coreNum == nullptr) return fail(HB_DNN_INVALID_ARGUMENT, "obpuGetBpuCoreNum: NULL argument");
+  Model* m = model_of(dnnHandle);
+  if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "obpuGetBpuCoreNum: invalid model handle");
+  *coreNum = m->device->info().cores;
+  return HB_DNN_SUCCESS;
+}
+
+OBPU_API int32_t obpuGetModelCoreNum(int32_t* coreNum, void* dnnHandle) {
+  if (coreNum == nullptr) return fail(HB_DNN_INVALID_ARGUMENT, "obpuGetModelCoreNum: NULL argument");
+  Model* m = model_of(dnnHandle);
+  if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "obpuGetModelCoreNum: invalid model handle");
+  *coreNum = openbpu::rt::model_core_num(*m);
   return HB_DNN_SUCCESS;
 }

@@ -38,10 +38,36 @@ const isa::MarchInfo* env_platform(bool* set, std::string* raw) {
   return nullptr;
 }
 
+bool g_have_options = false;
+drv::SimOptions g_options;  // set_sim_options, else from the environment
+
+// OPENBPU_SIM_PACED: unset/0 = as fast as possible; 1 (or true) = each fc
+// takes its estimated board time; N > 1 = N times the board time.
+// OPENBPU_SIM_WATCHDOG_MS: how long a hung fc runs before its core is reset.
 drv::SimOptions sim_options() {
+  if (g_have_options) return g_options;
   drv::SimOptions o;
-  const char* p = std::getenv("OPENBPU_SIM_PACED");
-  o.paced = p != nullptr && (std::string(p) == "1" || std::string(p) == "true");
+  if (const char* p = std::getenv("OPENBPU_SIM_PACED"); p != nullptr && *p != '\0') {
+    const std::string v = p;
+    char* end = nullptr;
+    const double scale = std::strtod(p, &end);
+    if (v == "true") {
+      o.paced = true;
+    } else if (end != p && *end == '\0' && scale >= 0.0 && scale <= 1e6) {
+      o.paced = scale > 0.0;
+      o.pace_scale = scale > 0.0 ? scale : 1.0;
+    } else {
+      OBPU_LOGW("ignoring OPENBPU_SIM_PACED=%s (expected 0, 1, true or a time scale)", p);
+    }
+  }
+  if (const char* w = std::getenv("OPENBPU_SIM_WATCHDOG_MS"); w != nullptr && *w != '\0') {
+    char* end = nullptr;
+    const long ms = std::strtol(w, &end, 10);
+    if (end != w && *end == '\0' && ms > 0 && ms <= 3600 * 1000)
+      o.watchdog_us = static_cast<uint64_t>(ms) * 1000;
+    else
+      OBPU_LOGW("ignoring OPENBPU_SIM_WATCHDOG_MS=%s", w);
+  }
   return o;
 }
 
@@ -90,6 +116,14 @@ drv::Device* memory_device() {
     }
   }
   return g_device.get();
+}
+
+bool set_sim_options(const drv::SimOptions& options) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  if (g_device) return false;
+  g_options = options;
+  g_have_options = true;
+  return true;
 }
 
 drv::Device* current_device() {

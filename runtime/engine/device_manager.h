@@ -20,6 +20,11 @@ drv::Device* memory_device();
 // The process's device if a model has created it, else nullptr.
 drv::Device* current_device();
 
+// Options of the simulator device created by the first model load (tests,
+// tools: deterministic stepping, pacing, watchdog); they replace the
+// environment's. False when the device exists already.
+bool set_sim_options(const drv::SimOptions& options);
+
 }  // namespace openbpu::rt
 
 #endif  // OPENBPU_RUNTIME_ENGINE_DEVICE_MANAGER_H_

@@ -240,6 +240,10 @@ class Engine {
             std::memcpy(dst + static_cast<size_t>(h) * w + static_cast<size_t>(y) * w,
                         uv + static_cast<size_t>(y) * stride, w);
         }
+        // Any rest of the region (alignedByteSize above the tight image) reads as zeros.
+        const size_t tight = static_cast<size_t>(h) * w * (in.nv12 ? 3 : 2) / 2;
+        if (static_cast<size_t>(md.aligned_byte_size) > tight)
+          std::memset(dst + tight, 0, static_cast<size_t>(md.aligned_byte_size) - tight);
         continue;
       }
       TensorDesc ud = md;
@@ -430,7 +434,9 @@ Status bind_input(Run& run, uint32_t idx, const IoBuffer& u) {
     if (separate && (u.data[1] == nullptr || static_cast<int64_t>(u.size[1]) < stride * h / 2))
       return error(kInvalidArgument, what + ": NV12_SEPARATE needs the UV plane in sysMem[1] (" +
                                          std::to_string(stride * h / 2) + " bytes)");
-    if (stride == w && !separate) {
+    // Zero-copy only when the buffer covers the whole region the BPU
+    // program may read (alignedByteSize can exceed the tight image).
+    if (stride == w && !separate && static_cast<int64_t>(u.size[0]) >= md.aligned_byte_size) {
       run.ptr[in.tensor] = u.data[0];
     } else {
       run.ptr[in.tensor] = staging;
@@ -669,7 +675,9 @@ double task_estimate_us(Task* t) {
       }
       us += run.bpu_cores == 2 && seg.bpu ? seg.est_us / 2.0 : seg.est_us;
     }
-  return us;
+  // Saturates (absurd estimates in a model file must not overflow callers'
+  // int32 conversions).
+  return std::min(us, 2147483647.0);
 }
 
 int model_core_num(const Model& m) {
