@@ -21,6 +21,7 @@
 #include "converter/passes/preprocess.h"
 #include "converter/quant/cal_data.h"
 #include "converter/quant/calibration.h"
+#include "converter/tools/infer_input.h"
 #include "converter/writer/bin_writer.h"
 #include "runtime/core/tensor.h"
 
@@ -706,6 +707,7 @@ int run_infer(const Config& config, const std::string& model_file,
   std::error_code ec;
   fs::create_directories(output_dir, ec);
   std::map<std::string, Value> feed;
+  const std::vector<CalInputSpec> specs = cal_specs(config);
   for (const auto& in : g.inputs) {
     auto it = std::find_if(inputs.begin(), inputs.end(), [&](const auto& p) { return p.first == in; });
     if (it == inputs.end()) {
@@ -713,6 +715,39 @@ int run_infer(const Config& config, const std::string& model_file,
       return 1;
     }
     const Value& gv = *g.value(in);
+    const InputParameter* ip = nullptr;
+    for (const auto& p : config.input_parameters)
+      if (p.name == in) ip = &p;
+    const CalInputSpec* spec = nullptr;
+    for (const auto& s : specs)
+      if (s.input == in) spec = &s;
+    // A sample in the train type (an image, or a raw file of the train
+    // size): the quantized model takes the runtime bytes, the float models
+    // their "_128" input, made like calibration samples.
+    const auto feed_train_sample = [&](const std::vector<float>& values) {
+      Value v = gv;
+      if (gv.native) {
+        std::vector<uint8_t> bytes;
+        if (!train_values_to_rt_bytes(*ip, values, &bytes, &err)) return false;
+        v.data = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+      } else {
+        v = to_graph_input(*spec, values);
+      }
+      feed[in] = v;
+      return true;
+    };
+    if (is_image_file(it->second)) {
+      std::vector<float> values;
+      if (ip == nullptr || spec == nullptr) {
+        log.error("--image-file '" + it->second + "': input '" + in + "' is not in the config's input_parameters");
+        return 1;
+      }
+      if (!image_to_train_values(it->second, *ip, &values, &err) || !feed_train_sample(values)) {
+        log.error(err);
+        return 1;
+      }
+      continue;
+    }
     std::ifstream f(it->second, std::ios::binary);
     if (!f) {
       log.error("--image-file: cannot open '" + it->second + "'");
@@ -720,33 +755,33 @@ int run_infer(const Config& config, const std::string& model_file,
     }
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     const int64_t need = gv.native ? gv.byte_size : gv.elements() * elem_size(gv.elem_type);
-    if (static_cast<int64_t>(bytes.size()) != need) {
-      // A raw sample in the train type: convert like calibration data.
-      const InputParameter* ip = nullptr;
-      for (const auto& p : config.input_parameters)
-        if (p.name == in) ip = &p;
-      if (ip == nullptr) {
-        log.error("input file '" + it->second + "' has " + std::to_string(bytes.size()) + " bytes, the model input needs " +
-                  std::to_string(need));
-        return 1;
-      }
-      std::vector<CalInputSpec> specs = cal_specs(config);
-      std::vector<std::map<std::string, Value>> one;
-      std::vector<std::string> w;
-      for (auto& s : specs) s.dir = fs::path(it->second).parent_path().string();
-      // Only this file: convert its values directly.
-      for (const auto& s : specs)
-        if (s.input == in) {
-          std::vector<float> values(bytes.size() / (s.dtype == "float32" ? 4 : 1));
-          if (s.dtype == "float32") std::memcpy(values.data(), bytes.data(), values.size() * 4);
-          else for (size_t i = 0; i < values.size(); ++i) values[i] = bytes[i];
-          feed[in] = to_graph_input(s, values);
-        }
+    if (static_cast<int64_t>(bytes.size()) == need) {
+      Value v = gv;
+      v.data = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+      feed[in] = v;
       continue;
     }
-    Value v = gv;
-    v.data = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
-    feed[in] = v;
+    // A raw sample in the train type (uint8 or float32, like calibration data).
+    int64_t train_elems = 1;
+    if (spec != nullptr)
+      for (int64_t d : spec->shape) train_elems *= d;
+    std::vector<float> values;
+    if (spec != nullptr && ip != nullptr && static_cast<int64_t>(bytes.size()) == train_elems) {
+      values.assign(bytes.begin(), bytes.end());
+    } else if (spec != nullptr && ip != nullptr && static_cast<int64_t>(bytes.size()) == train_elems * 4) {
+      values.resize(static_cast<size_t>(train_elems));
+      std::memcpy(values.data(), bytes.data(), bytes.size());
+    } else {
+      log.error("input file '" + it->second + "' has " + std::to_string(bytes.size()) + " bytes; model input '" + in +
+                "' takes " + std::to_string(need) +
+                (spec != nullptr ? " (or a train-type sample of " + std::to_string(train_elems) + " uint8 or float32 values)"
+                                 : std::string()));
+      return 1;
+    }
+    if (!feed_train_sample(values)) {
+      log.error(err);
+      return 1;
+    }
   }
   FloatExecutor exec;
   std::map<std::string, Value> values;

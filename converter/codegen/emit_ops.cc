@@ -172,7 +172,7 @@ void conv_requant(LoweringContext& ctx, isa::Conv* c, const std::vector<double>&
   if (residual_scale > 0) c->residual_multiplier = ctx.pb.add_const(mr);
 }
 
-bool emit_conv(LoweringContext& ctx, const Op& op, std::string* e) {
+bool emit_conv(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
   const Node& n = ctx.graph.nodes[op.nodes[0]];
   const std::string& x = n.inputs[0];
   const std::string& y = op.outputs[0];

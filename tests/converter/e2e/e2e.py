@@ -516,8 +516,21 @@ def run_case(case, args):
         q = np.fromfile(os.path.join(qdir, o.replace("/", "_") + "_float.bin"), dtype=np.float32)
         if q.shape != b.shape or not np.array_equal(q, b):
             failures.append("hb_mapper infer on the quantized model differs from the .bin for %s" % o)
+    if case.data in ("text", "pages"):
+        # ... also from the PNG of the same pixels (hb_mapper decodes and
+        # converts it to the runtime input type itself).
+        pdir = os.path.join(work, "infer_quantized_png")
+        run([os.path.join(args.bin, "hb_mapper"), "infer", "--config", yaml, "--model-type", "onnx",
+             "--model-file", os.path.join(out, case.name + "_quantized_model.onnx"),
+             "--image-file", case.input_name, os.path.join(work, "test_render", "00000.png"), "--output-dir", pdir],
+            cwd=work)
+        for o, b in zip(out_names, read_outputs(bin_dir, 0, out_names)):
+            q = np.fromfile(os.path.join(pdir, o.replace("/", "_") + "_float.bin"), dtype=np.float32)
+            if q.shape != b.shape or not np.array_equal(q, b):
+                failures.append("hb_mapper infer on a PNG differs from the .bin for %s" % o)
     if not failures:
-        print("hb_mapper infer on the quantized model matches the .bin bit for bit")
+        print("hb_mapper infer on the quantized model (raw input%s) matches the .bin bit for bit"
+              % (" and PNG" if case.data in ("text", "pages") else ""))
 
     for f in failures:
         print("FAIL: " + f)
