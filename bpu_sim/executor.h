@@ -6,6 +6,7 @@
 #define OPENBPU_BPU_SIM_EXECUTOR_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "bpu_sim/isa/isa.h"
@@ -28,9 +29,31 @@ struct KernelTable {
 };
 
 const KernelTable& reference_kernels();
-// The fastest bit-exact table for this CPU (environment OPENBPU_SIM_KERNELS=
-// reference forces the reference kernels).
+// The fastest bit-exact table for this CPU, chosen once at run time from the
+// compiled-in optimized tables (avx512vnni, avx2 | neondot, neon | portable;
+// docs/kernels.md). The environment variable OPENBPU_SIM_KERNELS forces one:
+// "reference", or the name of a supported optimized table.
 const KernelTable& best_kernels();
+// Every table usable on this CPU (the reference one last): what the
+// differential tests and the benchmarks iterate over.
+std::vector<const KernelTable*> available_kernels();
+// The usable table of that name, or nullptr.
+const KernelTable* find_kernels(const char* name);
+
+// Host threads the optimized kernels may use per executing thread to split
+// one large convolution (default 1; environment OPENBPU_SIM_THREADS).
+int sim_threads();
+void set_sim_threads(int n);
+
+// Packed-weight cache lifetime (optional). The optimized convolutions pack
+// their weights once per instruction and cache them keyed by the constant
+// blob's address; without pinning, every execution re-checks a 64-bit
+// fingerprint of the instruction's constants (one read pass, so a new program
+// whose constants reuse a freed blob's address is never served stale
+// weights). A loader that pins its blob for as long as it is bound (its bytes
+// do not change until unpin) skips that check; unpin drops the blob's plans.
+void pin_constants(const uint8_t* base, uint64_t size);
+void unpin_constants(const uint8_t* base);
 
 void execute(const isa::Instruction& ins, const Memory& mem, const KernelTable& kernels);
 

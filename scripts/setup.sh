@@ -26,6 +26,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libyaml-cpp-dev
   libgtest-dev googletest libbenchmark-dev
+  libsimde-dev
   # aarch64 cross build, tests under qemu
   g++-aarch64-linux-gnu qemu-user
   # reference data, test models, peers

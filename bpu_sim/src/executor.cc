@@ -4,43 +4,92 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "bpu_sim/kernels/kernels.h"
 #include "bpu_sim/reference/kernels.h"
 
 namespace openbpu::sim {
 
+namespace kern {
+void pin_constants_impl(const uint8_t* base, uint64_t size);
+void unpin_constants_impl(const uint8_t* base);
+}  // namespace kern
+
 const KernelTable& reference_kernels() {
   static const KernelTable table = {
-      "reference", ref::conv,   ref::deconv, ref::pool,     ref::eltwise,   ref::lut,
-      ref::resize, ref::move,   ref::fill,   ref::argmax,   ref::preprocess,
+      "reference", ref::conv, ref::deconv, ref::pool,   ref::eltwise,    ref::lut,
+      ref::resize, ref::move, ref::fill,   ref::argmax, ref::preprocess,
   };
   return table;
 }
 
+std::vector<const KernelTable*> available_kernels() {
+  kern::TableEntry entries[8];
+  const size_t n = kern::kernel_tables(entries, 8);
+  std::vector<const KernelTable*> out;
+  for (size_t i = 0; i < n && i < 8; ++i)
+    if (entries[i].supported) out.push_back(entries[i].table);
+  out.push_back(&reference_kernels());
+  return out;
+}
+
+const KernelTable* find_kernels(const char* name) {
+  for (const KernelTable* t : available_kernels())
+    if (std::strcmp(t->name, name) == 0) return t;
+  return nullptr;
+}
+
 const KernelTable& best_kernels() {
-  // Optimized kernel tables register here per CPU feature (issue: fast
-  // simulator kernels); until one is present the reference table is the
-  // fastest bit-exact path.
+  // The first supported optimized table, unless OPENBPU_SIM_KERNELS names
+  // another one ("reference" included).
   static const KernelTable* best = [] {
     const char* force = std::getenv("OPENBPU_SIM_KERNELS");
-    (void)force;
-    return &reference_kernels();
+    if (force != nullptr && *force != '\0') {
+      if (const KernelTable* t = find_kernels(force)) return t;
+    }
+    return available_kernels().front();
   }();
   return *best;
 }
 
+int sim_threads() { return kern::conv_threads(); }
+void set_sim_threads(int n) { kern::set_conv_threads(n); }
+
+void pin_constants(const uint8_t* base, uint64_t size) { kern::pin_constants_impl(base, size); }
+void unpin_constants(const uint8_t* base) { kern::unpin_constants_impl(base); }
+
 void execute(const isa::Instruction& ins, const Memory& mem, const KernelTable& k) {
   using isa::Opcode;
   switch (ins.opcode) {
-    case Opcode::kConv: k.conv(std::get<isa::Conv>(ins.body), mem); break;
-    case Opcode::kDeconv: k.deconv(std::get<isa::Conv>(ins.body), mem); break;
-    case Opcode::kPool: k.pool(std::get<isa::Pool>(ins.body), mem); break;
-    case Opcode::kEltwise: k.eltwise(std::get<isa::Eltwise>(ins.body), mem); break;
-    case Opcode::kLut: k.lut(std::get<isa::Lut>(ins.body), mem); break;
-    case Opcode::kResize: k.resize(std::get<isa::Resize>(ins.body), mem); break;
-    case Opcode::kMove: k.move(std::get<isa::Move>(ins.body), mem); break;
-    case Opcode::kFill: k.fill(std::get<isa::Fill>(ins.body), mem); break;
-    case Opcode::kArgMax: k.argmax(std::get<isa::ArgMax>(ins.body), mem); break;
-    case Opcode::kPreprocess: k.preprocess(std::get<isa::Preprocess>(ins.body), mem); break;
+    case Opcode::kConv:
+      k.conv(std::get<isa::Conv>(ins.body), mem);
+      break;
+    case Opcode::kDeconv:
+      k.deconv(std::get<isa::Conv>(ins.body), mem);
+      break;
+    case Opcode::kPool:
+      k.pool(std::get<isa::Pool>(ins.body), mem);
+      break;
+    case Opcode::kEltwise:
+      k.eltwise(std::get<isa::Eltwise>(ins.body), mem);
+      break;
+    case Opcode::kLut:
+      k.lut(std::get<isa::Lut>(ins.body), mem);
+      break;
+    case Opcode::kResize:
+      k.resize(std::get<isa::Resize>(ins.body), mem);
+      break;
+    case Opcode::kMove:
+      k.move(std::get<isa::Move>(ins.body), mem);
+      break;
+    case Opcode::kFill:
+      k.fill(std::get<isa::Fill>(ins.body), mem);
+      break;
+    case Opcode::kArgMax:
+      k.argmax(std::get<isa::ArgMax>(ins.body), mem);
+      break;
+    case Opcode::kPreprocess:
+      k.preprocess(std::get<isa::Preprocess>(ins.body), mem);
+      break;
   }
 }
 

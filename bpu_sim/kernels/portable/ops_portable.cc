@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: Apache-2.0
+// Optimized portable kernels of the non-convolution instructions: the same
+// integer formulas as bpu_sim/reference, restructured for speed: views are
+// resolved to raw pointers once, the innermost dimension runs as a typed row
+// loop (the compiler vectorizes the contiguous cases), and the arithmetic uses
+// int64 wherever docs/numerics.md section 14 bounds the intermediates
+// (int128 only where it does not: average pooling with large shifts).
+//
+// Exact rounding shift without the int64 overflow of v + 2^(S-1):
+//   floor((v + 2^(S-1)) / 2^S) = ((v >> (S-1)) + 1) >> 1   for S >= 1.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "bpu_sim/kernels/kernels.h"
+#include "bpu_sim/reference/kernels.h"
+
+namespace openbpu::sim::kern {
+namespace {
+
+__extension__ typedef __int128 int128;
+using isa::DType;
+
+inline int64_t rshift_round(int64_t v, int s) { return s == 0 ? v : ((v >> (s - 1)) + 1) >> 1; }
+inline int sane_shift(int64_t s) { return s < 0 ? 0 : (s > 63 ? 63 : static_cast<int>(s)); }
+inline int64_t clamp(int64_t v, int64_t lo, int64_t hi) {
+  v = v < lo ? lo : v;
+  return v > hi ? hi : v;
+}
+inline int64_t tmin(DType t) {
+  switch (t) {
+    case DType::kInt8:
+      return -128;
+    case DType::kInt16:
+      return -32768;
+    case DType::kInt32:
+      return INT32_MIN;
+    case DType::kUInt8:
+      return 0;
+  }
+  return 0;
+}
+inline int64_t tmax(DType t) {
+  switch (t) {
+    case DType::kInt8:
+      return 127;
+    case DType::kInt16:
+      return 32767;
+    case DType::kInt32:
+      return INT32_MAX;
+    case DType::kUInt8:
+      return 255;
+  }
+  return 0;
+}
+
+template <class T>
+inline int64_t ld(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class T>
+inline void st(uint8_t* p, int64_t v) {
+  const T x = static_cast<T>(v);
+  std::memcpy(p, &x, sizeof x);
+}
+
+inline int64_t load_any(const uint8_t* p, DType t) {
+  switch (t) {
+    case DType::kInt8:
+      return static_cast<int8_t>(*p);
+    case DType::kUInt8:
+      return *p;
+    case DType::kInt16:
+      return ld<int16_t>(p);
+    case DType::kInt32:
+      return ld<int32_t>(p);
+  }
+  return 0;
+}
+
+// Byte strides of a view.
+struct Strided {
+  uint8_t* base;
+  int64_t s[isa::kMaxRank];  // bytes
+};
+Strided strided(const Memory& mem, const isa::TensorRef& t) {
+  Strided v;
+  v.base = mem.ptr(t);
+  const int64_t es = isa::dtype_size(t.dtype);
+  for (int k = 0; k < isa::kMaxRank; ++k) v.s[k] = t.strides[k] * es;
+  return v;
+}
+
+// Calls row(offsets of each view for index (i0..i4, 0), count) over the outer
+// five dimensions of dims; the row covers the last dimension. Trailing
+// dimensions of size 1 (a rank-4 NHWC view has two) are rotated to the front
+// first, in the dims and in every view alike, so that the row is the
+// innermost real dimension; every element is still visited once.
+template <int NV, class F>
+void for_rows(const int32_t* dims_in, const Strided* const (&views_in)[NV], F&& row) {
+  int32_t dims[isa::kMaxRank];
+  Strided vs[NV];
+  const Strided* views[NV];
+  int t = 0;
+  while (t < isa::kMaxRank - 1 && dims_in[isa::kMaxRank - 1 - t] == 1) ++t;
+  for (int k = 0; k < isa::kMaxRank; ++k) {
+    const int from = (k - t + isa::kMaxRank) % isa::kMaxRank;
+    dims[k] = dims_in[from];
+    for (int v = 0; v < NV; ++v) vs[v].s[k] = views_in[v]->s[from];
+  }
+  for (int v = 0; v < NV; ++v) {
+    vs[v].base = views_in[v]->base;
+    views[v] = &vs[v];
+  }
+  int64_t off[NV], inner[NV];
+  for (int v = 0; v < NV; ++v) inner[v] = vs[v].s[5];
+  for (int64_t i0 = 0; i0 < dims[0]; ++i0)
+    for (int64_t i1 = 0; i1 < dims[1]; ++i1)
+      for (int64_t i2 = 0; i2 < dims[2]; ++i2)
+        for (int64_t i3 = 0; i3 < dims[3]; ++i3)
+          for (int64_t i4 = 0; i4 < dims[4]; ++i4) {
+            for (int v = 0; v < NV; ++v) {
+              const int64_t* s = views[v]->s;
+              off[v] = i0 * s[0] + i1 * s[1] + i2 * s[2] + i3 * s[3] + i4 * s[4];
+            }
+            row(off, static_cast<int64_t>(dims[5]), inner);
+          }
+}
+
+// ---------------------------------------------------------------------------
+// Move.
+
+// requant(x, M, S) clamped to [lo, hi] for every 8-bit x: a requantizing
+// copy of 8-bit data becomes a table lookup (index x + 128, or x for uint8).
+struct Table8 {
+  int32_t v[256];
+};
+template <class TI>
+void requant_table(int64_t mult, int s, int64_t lo, int64_t hi, Table8* t) {
+  for (int i = 0; i < 256; ++i) {
+    const int64_t x = static_cast<TI>(-1) < 0 ? i - 128 : i;
+    t->v[i] = static_cast<int32_t>(clamp(rshift_round(x * mult, s), lo, hi));
+  }
+}
+template <class TI>
+inline int table_index(const uint8_t* p) {
+  return static_cast<TI>(-1) < 0 ? static_cast<int>(static_cast<int8_t>(*p)) + 128 : *p;
+}
+
+template <class TI, class TO>
+void move_rows(const isa::Move& m, const Memory& mem) {
+  const Strided in = strided(mem, m.in), out = strided(mem, m.out);
+  const Strided* const views[2] = {&in, &out};
+  const int s = sane_shift(m.shift);
+  const int64_t mult = m.multiplier;
+  const int64_t lo = tmin(m.out.dtype), hi = tmax(m.out.dtype);
+  if (m.requantize && sizeof(TI) == 1) {
+    Table8 tab;
+    requant_table<TI>(mult, s, lo, hi, &tab);
+    for_rows<2>(m.out.dims, views, [&](const int64_t* off, int64_t n, const int64_t* inner) {
+      const int64_t is = inner[0], os = inner[1];
+      const uint8_t* ip = in.base + off[0];
+      uint8_t* op = out.base + off[1];
+      if (sizeof(TO) == 1 && is == 1 && os == 1) {
+        for (int64_t i = 0; i < n; ++i)
+          op[i] = static_cast<uint8_t>(tab.v[table_index<TI>(ip + i)]);
+        return;
+      }
+      for (int64_t i = 0; i < n; ++i) st<TO>(op + i * os, tab.v[table_index<TI>(ip + i * is)]);
+    });
+    return;
+  }
+  const bool same =
+      sizeof(TI) == sizeof(TO) && ((static_cast<TI>(-1) < 0) == (static_cast<TO>(-1) < 0));
+  for_rows<2>(m.out.dims, views, [&](const int64_t* off, int64_t n, const int64_t* inner) {
+    const int64_t is = inner[0], os = inner[1];
+    const uint8_t* ip = in.base + off[0];
+    uint8_t* op = out.base + off[1];
+    if (!m.requantize && same && is == static_cast<int64_t>(sizeof(TI)) && os == is) {
+      std::memmove(op, ip, static_cast<size_t>(n) * sizeof(TI));
+      return;
+    }
+    if (!m.requantize) {
+      for (int64_t i = 0; i < n; ++i) st<TO>(op + i * os, clamp(ld<TI>(ip + i * is), lo, hi));
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t x = ld<TI>(ip + i * is);  // |x * M| < 2^62
+      st<TO>(op + i * os, clamp(rshift_round(x * mult, s), lo, hi));
+    }
+  });
+}
+
+template <class TI>
+void move_in(const isa::Move& m, const Memory& mem) {
+  switch (m.out.dtype) {
+    case DType::kInt8:
+      return move_rows<TI, int8_t>(m, mem);
+    case DType::kInt16:
+      return move_rows<TI, int16_t>(m, mem);
+    case DType::kInt32:
+      return move_rows<TI, int32_t>(m, mem);
+    case DType::kUInt8:
+      return ref::move(m, mem);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Eltwise.
+
+template <class TA, class TB, class TO>
+void eltwise_rows(const isa::Eltwise& e, const Memory& mem) {
+  const Strided a = strided(mem, e.a), b = strided(mem, e.b), out = strided(mem, e.out);
+  const Strided* const views[3] = {&a, &b, &out};
+  const int s = sane_shift(e.shift);
+  const int64_t ma = e.multiplier_a, mb = e.multiplier_b;
+  const int64_t lo = std::max<int64_t>(e.act_min, tmin(e.out.dtype));
+  int64_t hi = std::min<int64_t>(e.act_max, tmax(e.out.dtype));
+  const int64_t lo2 = lo > hi ? hi : lo;
+  const isa::EltwiseKind kind = e.kind;
+  for_rows<3>(e.out.dims, views, [&](const int64_t* off, int64_t n, const int64_t* inner) {
+    const int64_t as = inner[0], bs = inner[1], os = inner[2];
+    const uint8_t* ap = a.base + off[0];
+    const uint8_t* bp = b.base + off[1];
+    uint8_t* op = out.base + off[2];
+    switch (kind) {
+      case isa::EltwiseKind::kAdd:
+        for (int64_t i = 0; i < n; ++i)
+          st<TO>(
+              op + i * os,
+              clamp(rshift_round(ld<TA>(ap + i * as) * ma + ld<TB>(bp + i * bs) * mb, s), lo2, hi));
+        break;
+      case isa::EltwiseKind::kSub:
+        for (int64_t i = 0; i < n; ++i)
+          st<TO>(
+              op + i * os,
+              clamp(rshift_round(ld<TA>(ap + i * as) * ma - ld<TB>(bp + i * bs) * mb, s), lo2, hi));
+        break;
+      case isa::EltwiseKind::kMul:
+        for (int64_t i = 0; i < n; ++i)
+          st<TO>(op + i * os,
+                 clamp(rshift_round(ld<TA>(ap + i * as) * ld<TB>(bp + i * bs) * ma, s), lo2, hi));
+        break;
+      case isa::EltwiseKind::kMax:
+      case isa::EltwiseKind::kMin:
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t ra = rshift_round(ld<TA>(ap + i * as) * ma, s);
+          const int64_t rb = rshift_round(ld<TB>(bp + i * bs) * mb, s);
+          const int64_t y = kind == isa::EltwiseKind::kMax ? std::max(ra, rb) : std::min(ra, rb);
+          st<TO>(op + i * os, clamp(y, lo2, hi));
+        }
+        break;
+    }
+  });
+}
+
+template <class TA, class TB>
+void eltwise_out(const isa::Eltwise& e, const Memory& mem) {
+  if (e.out.dtype == DType::kInt8) return eltwise_rows<TA, TB, int8_t>(e, mem);
+  if (e.out.dtype == DType::kInt16) return eltwise_rows<TA, TB, int16_t>(e, mem);
+  ref::eltwise(e, mem);
+}
+template <class TA>
+void eltwise_b(const isa::Eltwise& e, const Memory& mem) {
+  if (e.b.dtype == DType::kInt8) return eltwise_out<TA, int8_t>(e, mem);
+  if (e.b.dtype == DType::kInt16) return eltwise_out<TA, int16_t>(e, mem);
+  ref::eltwise(e, mem);
+}
+
+// ---------------------------------------------------------------------------
+// Lut.
+
+template <class TI, class TO>
+void lut_rows(const isa::Lut& l, const Memory& mem) {
+  const Strided in = strided(mem, l.in), out = strided(mem, l.out);
+  const Strided* const views[2] = {&in, &out};
+  const uint8_t* table = mem.ptr(l.table);
+  TO tab[513];
+  const int entries = sizeof(TI) == 1 ? 256 : 513;
+  for (int i = 0; i < entries; ++i) std::memcpy(&tab[i], table + i * sizeof(TO), sizeof(TO));
+  for_rows<2>(l.out.dims, views, [&](const int64_t* off, int64_t n, const int64_t* inner) {
+    const int64_t is = inner[0], os = inner[1];
+    const uint8_t* ip = in.base + off[0];
+    uint8_t* op = out.base + off[1];
+    if (sizeof(TI) == 1) {
+      for (int64_t i = 0; i < n; ++i) st<TO>(op + i * os, tab[ld<TI>(ip + i * is) + 128]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t u = ld<TI>(ip + i * is) + 32768;
+        const int64_t k = u >> 7, f = u & 127;
+        const int64_t t0 = tab[k], t1 = tab[k + 1];
+        st<TO>(op + i * os, t0 + (((t1 - t0) * f + 64) >> 7));
+      }
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Pool (NHWC, vectors over channels).
+
+template <class TI, class TO>
+void pool_typed(const isa::Pool& p, const Memory& mem) {
+  const Strided in = strided(mem, p.in), out = strided(mem, p.out);
+  const int64_t ih_n = p.in.dims[1], iw_n = p.in.dims[2], C = p.out.dims[3];
+  const int s = sane_shift(p.shift);
+  const int64_t lo0 = std::max<int64_t>(p.act_min, tmin(p.out.dtype));
+  const int64_t hi = std::min<int64_t>(p.act_max, tmax(p.out.dtype));
+  const int64_t lo = lo0 > hi ? hi : lo0;
+  const bool is_max = p.kind == isa::PoolKind::kMax;
+  const int64_t mult = p.multiplier;
+  thread_local std::vector<int64_t> accv;
+  if (accv.size() < static_cast<size_t>(C)) accv.resize(static_cast<size_t>(C));
+  int64_t* acc = accv.data();
+  const int64_t cs = in.s[3];
+  // Max pooling over contiguous channels: the maximum in the input type
+  // (vectorized), then the requantization; M = 2^S is the identity.
+  const bool identity = is_max && s <= 30 && mult == (int64_t{1} << s);
+  if (is_max && cs == static_cast<int64_t>(sizeof(TI))) {
+    thread_local std::vector<TI> mv;
+    if (mv.size() < static_cast<size_t>(C)) mv.resize(static_cast<size_t>(C));
+    TI* mx = mv.data();
+    for (int64_t n = 0; n < p.out.dims[0]; ++n) {
+      for (int64_t oh = 0; oh < p.out.dims[1]; ++oh) {
+        for (int64_t ow = 0; ow < p.out.dims[2]; ++ow) {
+          int64_t taps = 0;
+          for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
+            const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dilation_h;
+            if (ih < 0 || ih >= ih_n) continue;
+            for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+              const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dilation_w;
+              if (iw < 0 || iw >= iw_n) continue;
+              const uint8_t* px = in.base + n * in.s[0] + ih * in.s[1] + iw * in.s[2];
+              if (taps++ == 0) {
+                std::memcpy(mx, px, static_cast<size_t>(C) * sizeof(TI));
+              } else {
+                for (int64_t c = 0; c < C; ++c) {
+                  TI v;
+                  std::memcpy(&v, px + c * sizeof(TI), sizeof(TI));
+                  mx[c] = v > mx[c] ? v : mx[c];
+                }
+              }
+            }
+          }
+          uint8_t* op = out.base + n * out.s[0] + oh * out.s[1] + ow * out.s[2];
+          const int64_t ocs = out.s[3];
+          if (taps == 0) {
+            for (int64_t c = 0; c < C; ++c) st<TO>(op + c * ocs, clamp(0, lo, hi));
+          } else if (identity && ocs == static_cast<int64_t>(sizeof(TO))) {
+            for (int64_t c = 0; c < C; ++c) {
+              const int64_t v = mx[c];
+              st<TO>(op + c * sizeof(TO), v < lo ? lo : (v > hi ? hi : v));
+            }
+          } else {
+            for (int64_t c = 0; c < C; ++c)
+              st<TO>(op + c * ocs,
+                     clamp(rshift_round(static_cast<int64_t>(mx[c]) * mult, s), lo, hi));
+          }
+        }
+      }
+    }
+    return;
+  }
+  for (int64_t n = 0; n < p.out.dims[0]; ++n) {
+    for (int64_t oh = 0; oh < p.out.dims[1]; ++oh) {
+      for (int64_t ow = 0; ow < p.out.dims[2]; ++ow) {
+        int64_t taps = 0;
+        for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
+          const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dilation_h;
+          if (ih < 0 || ih >= ih_n) continue;
+          for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+            const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dilation_w;
+            if (iw < 0 || iw >= iw_n) continue;
+            const uint8_t* px = in.base + n * in.s[0] + ih * in.s[1] + iw * in.s[2];
+            if (taps == 0) {
+              for (int64_t c = 0; c < C; ++c) acc[c] = ld<TI>(px + c * cs);
+            } else if (is_max) {
+              for (int64_t c = 0; c < C; ++c) acc[c] = std::max(acc[c], ld<TI>(px + c * cs));
+            } else {
+              for (int64_t c = 0; c < C; ++c) acc[c] += ld<TI>(px + c * cs);
+            }
+            ++taps;
+          }
+        }
+        uint8_t* op = out.base + n * out.s[0] + oh * out.s[1] + ow * out.s[2];
+        if (taps == 0) {
+          for (int64_t c = 0; c < C; ++c) st<TO>(op + c * out.s[3], clamp(0, lo, hi));
+          continue;
+        }
+        if (is_max) {
+          for (int64_t c = 0; c < C; ++c)
+            st<TO>(op + c * out.s[3], clamp(rshift_round(acc[c] * mult, s), lo, hi));
+          continue;
+        }
+        const int64_t cnt =
+            p.count_include_pad ? static_cast<int64_t>(p.kernel_h) * p.kernel_w : taps;
+        const int128 den = static_cast<int128>(cnt) << s;
+        // |sum| <= 2^20 * 2^15, |sum * M| < 2^66: int64 when both fit.
+        const bool fast = den < (static_cast<int128>(1) << 62) && taps <= (int64_t{1} << 15);
+        if (fast) {
+          const int64_t d = static_cast<int64_t>(den), half = d / 2;
+          for (int64_t c = 0; c < C; ++c) {
+            const int64_t num = acc[c] * mult + half;
+            int64_t q = num / d;
+            if (num % d != 0 && num < 0) --q;
+            st<TO>(op + c * out.s[3], clamp(q, lo, hi));
+          }
+        } else {
+          for (int64_t c = 0; c < C; ++c) {
+            const int128 num = static_cast<int128>(acc[c]) * mult + den / 2;
+            int128 q = num / den - ((num % den != 0 && num < 0) ? 1 : 0);
+            q = q < lo ? lo : (q > hi ? hi : q);
+            st<TO>(op + c * out.s[3], static_cast<int64_t>(q));
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Resize.
+
+template <class TI, class TO>
+void resize_typed(const isa::Resize& r, const Memory& mem) {
+  const Strided in = strided(mem, r.in), out = strided(mem, r.out);
+  const int64_t ih_n = r.in.dims[1], iw_n = r.in.dims[2], C = r.out.dims[3];
+  const int64_t oh_n = r.out.dims[1], ow_n = r.out.dims[2];
+  const int s = sane_shift(r.shift);
+  const int64_t mult = r.multiplier;
+  const int64_t lo = tmin(r.out.dtype), hi = tmax(r.out.dtype);
+  const bool nearest = r.mode == isa::ResizeMode::kNearest;
+  // Per output column: source columns and weights (int128 coordinates).
+  thread_local std::vector<int64_t> xs;
+  if (xs.size() < static_cast<size_t>(4 * ow_n)) xs.resize(static_cast<size_t>(4 * ow_n));
+  auto taps = [&](int128 sc, int64_t count, int64_t* t) {
+    if (nearest) {
+      int128 i = (sc + r.round_bias) >> 16;
+      i = i < 0 ? 0 : (i > count - 1 ? count - 1 : i);
+      t[0] = static_cast<int64_t>(i);
+      return;
+    }
+    const int128 hi_c = static_cast<int128>(count - 1) << 16;
+    const int64_t cc = static_cast<int64_t>(sc < 0 ? 0 : (sc > hi_c ? hi_c : sc));
+    t[0] = cc >> 16;
+    t[1] = t[0] + 1 < count ? t[0] + 1 : count - 1;
+    t[3] = (cc & 0xffff) >> 5;
+    t[2] = 2048 - t[3];
+  };
+  for (int64_t ox = 0; ox < ow_n; ++ox)
+    taps(static_cast<int128>(r.x_start) + static_cast<int128>(ox) * r.x_step, iw_n, &xs[4 * ox]);
+  const int64_t cs = in.s[3], ocs = out.s[3];
+  Table8 tab;
+  if (nearest && sizeof(TI) == 1) requant_table<TI>(mult, s, lo, hi, &tab);
+  for (int64_t n = 0; n < r.out.dims[0]; ++n) {
+    for (int64_t oy = 0; oy < oh_n; ++oy) {
+      int64_t ty[4] = {0, 0, 0, 0};
+      taps(static_cast<int128>(r.y_start) + static_cast<int128>(oy) * r.y_step, ih_n, ty);
+      for (int64_t ox = 0; ox < ow_n; ++ox) {
+        const int64_t* tx = &xs[4 * ox];
+        uint8_t* op = out.base + n * out.s[0] + oy * out.s[1] + ox * out.s[2];
+        if (nearest) {
+          const uint8_t* ip = in.base + n * in.s[0] + ty[0] * in.s[1] + tx[0] * in.s[2];
+          if (sizeof(TI) == 1) {
+            for (int64_t c = 0; c < C; ++c)
+              st<TO>(op + c * ocs, tab.v[table_index<TI>(ip + c * cs)]);
+          } else {
+            for (int64_t c = 0; c < C; ++c)
+              st<TO>(op + c * ocs, clamp(rshift_round(ld<TI>(ip + c * cs) * mult, s), lo, hi));
+          }
+          continue;
+        }
+        const uint8_t* p00 = in.base + n * in.s[0] + ty[0] * in.s[1] + tx[0] * in.s[2];
+        const uint8_t* p01 = in.base + n * in.s[0] + ty[0] * in.s[1] + tx[1] * in.s[2];
+        const uint8_t* p10 = in.base + n * in.s[0] + ty[1] * in.s[1] + tx[0] * in.s[2];
+        const uint8_t* p11 = in.base + n * in.s[0] + ty[1] * in.s[1] + tx[1] * in.s[2];
+        const int64_t w00 = ty[2] * tx[2], w01 = ty[2] * tx[3], w10 = ty[3] * tx[2],
+                      w11 = ty[3] * tx[3];
+        for (int64_t c = 0; c < C; ++c) {
+          const int64_t v = ld<TI>(p00 + c * cs) * w00 + ld<TI>(p01 + c * cs) * w01 +
+                            ld<TI>(p10 + c * cs) * w10 + ld<TI>(p11 + c * cs) * w11;
+          const int64_t t = (v + (1 << 13)) >> 14;
+          st<TO>(op + c * ocs, clamp(rshift_round(t * mult, s + 8), lo, hi));
+        }
+      }
+    }
+  }
+}
+
+template <class TI>
+void resize_in(const isa::Resize& r, const Memory& mem) {
+  if (r.out.dtype == DType::kInt8) return resize_typed<TI, int8_t>(r, mem);
+  if (r.out.dtype == DType::kInt16) return resize_typed<TI, int16_t>(r, mem);
+  ref::resize(r, mem);
+}
+
+}  // namespace
+
+void move(const isa::Move& m, const Memory& mem) {
+  switch (m.in.dtype) {
+    case DType::kInt8:
+      return move_in<int8_t>(m, mem);
+    case DType::kUInt8:
+      return move_in<uint8_t>(m, mem);
+    case DType::kInt16:
+      return move_in<int16_t>(m, mem);
+    case DType::kInt32:
+      return move_in<int32_t>(m, mem);
+  }
+}
+
+void fill(const isa::Fill& f, const Memory& mem) {
+  const Strided out = strided(mem, f.out);
+  const Strided* const views[1] = {&out};
+  const DType t = f.out.dtype;
+  const int64_t v = clamp(f.value, tmin(t), tmax(t));
+  const int es = isa::dtype_size(t);
+  uint8_t pattern[4];
+  if (es == 1) pattern[0] = static_cast<uint8_t>(v);
+  if (es == 2) st<int16_t>(pattern, v);
+  if (es == 4) st<int32_t>(pattern, v);
+  for_rows<1>(f.out.dims, views, [&](const int64_t* off, int64_t n, const int64_t* inner) {
+    const int64_t os = inner[0];
+    uint8_t* op = out.base + off[0];
+    if (es == 1 && os == 1) {
+      std::memset(op, pattern[0], static_cast<size_t>(n));
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) std::memcpy(op + i * os, pattern, static_cast<size_t>(es));
+  });
+}
+
+void eltwise(const isa::Eltwise& e, const Memory& mem) {
+  if (e.a.dtype == DType::kInt8) return eltwise_b<int8_t>(e, mem);
+  if (e.a.dtype == DType::kInt16) return eltwise_b<int16_t>(e, mem);
+  ref::eltwise(e, mem);
+}
+
+void lut(const isa::Lut& l, const Memory& mem) {
+  if (l.in.dtype == DType::kInt8 && l.out.dtype == DType::kInt8)
+    return lut_rows<int8_t, int8_t>(l, mem);
+  if (l.in.dtype == DType::kInt8 && l.out.dtype == DType::kInt16)
+    return lut_rows<int8_t, int16_t>(l, mem);
+  if (l.in.dtype == DType::kInt16 && l.out.dtype == DType::kInt8)
+    return lut_rows<int16_t, int8_t>(l, mem);
+  if (l.in.dtype == DType::kInt16 && l.out.dtype == DType::kInt16)
+    return lut_rows<int16_t, int16_t>(l, mem);
+  ref::lut(l, mem);
+}
+
+void pool(const isa::Pool& p, const Memory& mem) {
+  if (p.kernel_h < 1 || p.kernel_w < 1 || p.stride_h < 1 || p.stride_w < 1 || p.dilation_h < 1 ||
+      p.dilation_w < 1)
+    return;
+  const DType i = p.in.dtype, o = p.out.dtype;
+  if (i == DType::kInt8 && o == DType::kInt8) return pool_typed<int8_t, int8_t>(p, mem);
+  if (i == DType::kInt8 && o == DType::kInt16) return pool_typed<int8_t, int16_t>(p, mem);
+  if (i == DType::kInt16 && o == DType::kInt8) return pool_typed<int16_t, int8_t>(p, mem);
+  if (i == DType::kInt16 && o == DType::kInt16) return pool_typed<int16_t, int16_t>(p, mem);
+  ref::pool(p, mem);
+}
+
+void resize(const isa::Resize& r, const Memory& mem) {
+  if (r.in.dims[1] < 1 || r.in.dims[2] < 1) return;
+  if (r.shift < 0 || r.shift > 55) {  // rejected by the validator for bilinear
+    ref::resize(r, mem);
+    return;
+  }
+  if (r.in.dtype == DType::kInt8) return resize_in<int8_t>(r, mem);
+  if (r.in.dtype == DType::kInt16) return resize_in<int16_t>(r, mem);
+  ref::resize(r, mem);
+}
+
+void argmax(const isa::ArgMax& a, const Memory& mem) {
+  const Strided in = strided(mem, a.in), out = strided(mem, a.out);
+  const DType t = a.in.dtype;
+  const int64_t cs = in.s[3];
+  for (int64_t n = 0; n < a.in.dims[0]; ++n)
+    for (int64_t h = 0; h < a.in.dims[1]; ++h)
+      for (int64_t w = 0; w < a.in.dims[2]; ++w) {
+        const uint8_t* px = in.base + n * in.s[0] + h * in.s[1] + w * in.s[2];
+        int64_t best = 0, best_v = 0;
+        for (int64_t c = 0; c < a.in.dims[3]; ++c) {
+          const int64_t x = load_any(px + c * cs, t);
+          if (c == 0 || x > best_v) best = c, best_v = x;
+        }
+        st<int32_t>(out.base + n * out.s[0] + h * out.s[1] + w * out.s[2], best);
+      }
+}
+
+// NV12 -> RGB/BGR (the models' image input) runs as a row loop; every other
+// conversion uses the reference kernel (a one-off per inference).
+void preprocess(const isa::Preprocess& p, const Memory& mem) {
+  using F = isa::ImageFormat;
+  const bool rgb_dst = p.dst_format == F::kRGB || p.dst_format == F::kBGR;
+  if (p.src_format != F::kNV12 || !rgb_dst || p.out.dims[3] != 3) {
+    ref::preprocess(p, mem);
+    return;
+  }
+  const uint8_t* base = mem.ptr(p.in);
+  const Strided out = strided(mem, p.out);
+  const int64_t* is = p.in.strides;  // uint8: elements are bytes
+  const bool video = p.range == isa::ColorRange::kVideo;
+  const bool bgr = p.dst_format == F::kBGR;
+  const int64_t ocs = out.s[3];
+  for (int64_t n = 0; n < p.out.dims[0]; ++n) {
+    for (int64_t y = 0; y < p.out.dims[1]; ++y) {
+      const uint8_t* yrow = base + n * is[0] + y * is[1];
+      const uint8_t* uvrow = base + p.uv_offset + n * is[0] + (y / 2) * p.uv_row_stride;
+      uint8_t* orow = out.base + n * out.s[0] + y * out.s[1];
+      for (int64_t x = 0; x < p.out.dims[2]; ++x) {
+        const int32_t yy = yrow[x * is[2]];
+        const int32_t u = uvrow[(x / 2) * 2] - 128, v = uvrow[(x / 2) * 2 + 1] - 128;
+        int32_t r, g, b;
+        if (video) {
+          const int32_t yv = 19077 * (yy - 16);
+          r = (yv + 26149 * v + 8192) >> 14;
+          g = (yv - 6419 * u - 13320 * v + 8192) >> 14;
+          b = (yv + 33050 * u + 8192) >> 14;
+        } else {
+          const int32_t yf = yy * 16384;
+          r = (yf + 22970 * v + 8192) >> 14;
+          g = (yf - 5638 * u - 11700 * v + 8192) >> 14;
+          b = (yf + 29032 * u + 8192) >> 14;
+        }
+        r = r < 0 ? 0 : (r > 255 ? 255 : r);
+        g = g < 0 ? 0 : (g > 255 ? 255 : g);
+        b = b < 0 ? 0 : (b > 255 ? 255 : b);
+        uint8_t* op = orow + x * out.s[2];
+        op[0] = static_cast<uint8_t>((bgr ? b : r) - 128);
+        op[ocs] = static_cast<uint8_t>(g - 128);
+        op[2 * ocs] = static_cast<uint8_t>((bgr ? r : b) - 128);
+      }
+    }
+  }
+}
+
+}  // namespace openbpu::sim::kern

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: Apache-2.0
+// Differential tests of the optimized convolution kernels against the
+// reference kernels, on every dispatch path usable on this machine (plus the
+// AVX-512 VNNI GEMM through SIMDe's emulation where that is built): random
+// shapes, strides, paddings, dilations, groups (dense, depthwise, depthwise
+// with a channel multiplier, grouped, fully connected), channel counts around
+// every vector width, int8/int16 inputs, int8/int16/int32 outputs, residual
+// inputs, strided views, extreme values that saturate, one and two threads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bpu_sim/kernels/kernels.h"
+#include "tests/bpu_sim/opt_test_util.h"
+
+namespace openbpu::sim::kern {
+#if defined(OPENBPU_TEST_SIMDE_VNNI)
+const ConvIsa& avx512vnni_emulated_isa();
+#endif
+}  // namespace openbpu::sim::kern
+
+namespace openbpu::sim::test {
+namespace {
+
+struct Case {
+  isa::Instruction ins;
+  Arena arena;
+  std::string desc;
+};
+
+const std::vector<int> kChannels = {1,  2,  3,  4,  5,  7,  8,  9,  12, 15, 16, 17,
+                                    23, 24, 31, 32, 33, 40, 47, 48, 63, 64, 65, 96};
+
+// A random valid conv/deconv instruction with its arena; false if the
+// validator rejects the draw (the caller draws again).
+bool make_case(Rng& r, bool deconv, Case* out) {
+  isa::Conv c;
+  int n = r.chance(0.2) ? 2 : 1;
+  int cin, cout, groups = 1, kh, kw;
+  int ih = r.uniform(1, 12), iw = r.uniform(1, 12);
+  const int kind = r.uniform(0, 9);
+  std::string what;
+  if (kind <= 3) {  // dense
+    cin = r.pick(kChannels), cout = r.pick(kChannels);
+    kh = r.pick<int>({1, 1, 2, 3, 3, 5}), kw = r.chance(0.8) ? kh : r.uniform(1, 4);
+    what = "dense";
+  } else if (kind <= 5) {  // depthwise
+    cin = cout = groups = r.pick(kChannels);
+    kh = r.pick<int>({1, 3, 3, 5}), kw = r.chance(0.8) ? kh : r.uniform(1, 4);
+    what = "depthwise";
+  } else if (kind == 6) {  // depthwise with a channel multiplier
+    cin = groups = r.pick<int>({1, 3, 8, 16, 17});
+    cout = cin * r.pick<int>({2, 3});
+    kh = kw = r.pick<int>({1, 3});
+    what = "dw-multiplier";
+  } else if (kind == 7) {  // grouped
+    groups = r.pick<int>({2, 3, 4, 8});
+    cin = groups * r.pick<int>({1, 2, 3, 4, 5, 8, 9, 16});
+    cout = groups * r.pick<int>({1, 2, 4, 7, 8, 16});
+    kh = kw = r.pick<int>({1, 3});
+    what = "grouped";
+  } else if (kind == 8) {  // fully connected
+    ih = iw = 1;
+    cin = r.pick<int>({16, 64, 100, 256, 1024}), cout = r.pick<int>({1, 10, 16, 33, 100});
+    kh = kw = 1;
+    what = "fc";
+  } else {  // pointwise on a larger map
+    ih = r.uniform(8, 20), iw = r.uniform(8, 20);
+    cin = r.pick(kChannels), cout = r.pick(kChannels);
+    kh = kw = 1;
+    what = "pointwise";
+  }
+  c.kernel_h = kh, c.kernel_w = kw;
+  c.groups = groups;
+  c.stride_h = r.pick<int>({1, 1, 2, 3}), c.stride_w = r.chance(0.8) ? c.stride_h : r.uniform(1, 3);
+  c.dilation_h = r.chance(0.8) ? 1 : 2,
+  c.dilation_w = r.chance(0.8) ? c.dilation_h : r.uniform(1, 2);
+  auto pad = [&](int k) { return r.chance(0.3) ? 0 : r.uniform(0, k); };
+  c.pad_top = pad(kh), c.pad_bottom = pad(kh), c.pad_left = pad(kw), c.pad_right = pad(kw);
+  int oh, ow;
+  if (!deconv) {
+    const int sh = c.dilation_h * (kh - 1) + 1, sw = c.dilation_w * (kw - 1) + 1;
+    if (ih + c.pad_top + c.pad_bottom < sh || iw + c.pad_left + c.pad_right < sw) return false;
+    oh = (ih + c.pad_top + c.pad_bottom - sh) / c.stride_h + 1;
+    ow = (iw + c.pad_left + c.pad_right - sw) / c.stride_w + 1;
+  } else {
+    oh = (ih - 1) * c.stride_h - c.pad_top - c.pad_bottom + c.dilation_h * (kh - 1) + 1;
+    ow = (iw - 1) * c.stride_w - c.pad_left - c.pad_right + c.dilation_w * (kw - 1) + 1;
+    if (oh < 1 || ow < 1) return false;
+  }
+  const isa::DType in_t = r.chance(0.1) ? isa::DType::kInt16 : isa::DType::kInt8;
+  const int ot = r.uniform(0, 9);
+  const isa::DType out_t =
+      ot < 6 ? isa::DType::kInt8 : (ot < 8 ? isa::DType::kInt16 : isa::DType::kInt32);
+  const bool residual = out_t != isa::DType::kInt32 && r.chance(0.3);
+
+  Case cs;
+  Arena& a = cs.arena;
+  c.in = place(r, &a.input, isa::Region::kInput, in_t, {n, ih, iw, cin}, true);
+  if (in_t == isa::DType::kInt8 && r.chance(0.35)) {  // post-ReLU input: no negative value
+    for (size_t i = c.in.offset; i < a.input.size(); ++i) a.input[i] &= 0x7f;
+  }
+  c.out = place(r, &a.output, isa::Region::kOutput, out_t, {n, oh, ow, cout}, true);
+  const int cin_g = cin / groups;
+  const int64_t k = static_cast<int64_t>(kh) * kw * cin_g;
+  std::vector<int8_t> w(static_cast<size_t>(cout * k));
+  const bool extreme_w = r.chance(0.2);
+  for (auto& v : w)
+    v = static_cast<int8_t>(extreme_w && r.chance(0.5) ? (r.chance(0.5) ? -128 : 127)
+                                                       : r.uniform(-128, 127));
+  c.weight = add_const(&a.consts, w.data(), w.size(), static_cast<uint32_t>(w.size()));
+  // Bias within the int32 accumulator bound the validator enforces.
+  const int64_t room = INT32_MAX - k * 128 * 128;
+  if (room < 0) return false;
+  if (r.chance(0.8)) {
+    std::vector<int32_t> b(static_cast<size_t>(cout));
+    const int64_t mag = r.chance(0.2) ? room : std::min<int64_t>(room, 1 << 16);
+    for (auto& v : b)
+      v = static_cast<int32_t>(std::uniform_int_distribution<int64_t>(-mag, mag)(r.gen()));
+    c.bias = add_const(&a.consts, b.data(), b.size() * 4, static_cast<uint32_t>(cout));
+  }
+  if (out_t != isa::DType::kInt32) {
+    std::vector<int32_t> m(static_cast<size_t>(cout)), mr(static_cast<size_t>(cout));
+    std::vector<int8_t> s(static_cast<size_t>(cout));
+    const int mode = r.uniform(0, 4);
+    for (int co = 0; co < cout; ++co) {
+      if (mode == 4) {  // small or power-of-two ratios: exact halves (rounding ties) are common
+        m[co] = r.chance(0.5) ? r.uniform(1, 15) : (1 << r.uniform(0, 30));
+        s[co] = static_cast<int8_t>(r.uniform(0, 12) + (m[co] > 15 ? 24 : 0));
+      } else if (mode == 0) {  // anything valid: saturating extremes, S = 0 and S = 63 included
+        m[co] = r.chance(0.2) ? INT32_MAX
+                              : std::uniform_int_distribution<int32_t>(1, INT32_MAX)(r.gen());
+        s[co] = static_cast<int8_t>(r.chance(0.2) ? r.pick<int>({0, 1, 31, 32, 62, 63})
+                                                  : r.uniform(0, 63));
+      } else {  // typical converter ratios ~ 1 / (k * 64)
+        m[co] = std::uniform_int_distribution<int32_t>(1 << 30, INT32_MAX)(r.gen());
+        int sh =
+            31 + 6 + static_cast<int>(std::log2(static_cast<double>(k) + 1)) + r.uniform(-4, 4);
+        if (out_t == isa::DType::kInt16) sh -= 8;
+        s[co] = static_cast<int8_t>(std::max(0, std::min(63, sh)));
+      }
+      mr[co] =
+          r.chance(0.1) ? INT32_MAX : std::uniform_int_distribution<int32_t>(1, INT32_MAX)(r.gen());
+      if (mode != 0 && s[co] <= 31)  // a residual of about the output's scale
+        mr[co] = static_cast<int32_t>(
+            std::min<int64_t>(INT32_MAX, int64_t{1} << std::max(0, s[co] - 1)));
+    }
+    c.multiplier = add_const(&a.consts, m.data(), m.size() * 4, static_cast<uint32_t>(cout));
+    c.shift = add_const(&a.consts, s.data(), s.size(), static_cast<uint32_t>(cout));
+    if (residual) {
+      c.has_residual = 1;
+      c.residual =
+          place(r, &a.scratch, isa::Region::kScratch,
+                r.chance(0.7) ? isa::DType::kInt8 : isa::DType::kInt16, {n, oh, ow, cout}, true);
+      c.residual_multiplier =
+          add_const(&a.consts, mr.data(), mr.size() * 4, static_cast<uint32_t>(cout));
+    }
+  }
+  const int64_t tlo =
+      out_t == isa::DType::kInt8 ? -128 : (out_t == isa::DType::kInt16 ? -32768 : INT32_MIN);
+  const int64_t thi =
+      out_t == isa::DType::kInt8 ? 127 : (out_t == isa::DType::kInt16 ? 32767 : INT32_MAX);
+  c.act_min = static_cast<int32_t>(tlo), c.act_max = static_cast<int32_t>(thi);
+  if (r.chance(0.4)) c.act_min = 0;
+  if (r.chance(0.2))
+    c.act_max = static_cast<int32_t>(std::max<int64_t>(c.act_min, r.uniform(0, 100)));
+  if (a.scratch.empty()) a.scratch.resize(16);
+  cs.ins.opcode = deconv ? isa::Opcode::kDeconv : isa::Opcode::kConv;
+  cs.ins.body = c;
+  std::string err;
+  if (!validate_instruction(cs.ins, a.layout(), &err)) return false;
+  cs.desc = std::string(deconv ? "deconv " : "conv ") + what + " n" + std::to_string(n) + " " +
+            std::to_string(ih) + "x" + std::to_string(iw) + "x" + std::to_string(cin) + " -> " +
+            std::to_string(oh) + "x" + std::to_string(ow) + "x" + std::to_string(cout) + " k" +
+            std::to_string(kh) + "x" + std::to_string(kw) + " s" + std::to_string(c.stride_h) +
+            std::to_string(c.stride_w) + " d" + std::to_string(c.dilation_h) +
+            std::to_string(c.dilation_w) + " g" + std::to_string(groups) + " in " +
+            isa::dtype_name(in_t) + " out " + isa::dtype_name(out_t) + (residual ? " +res" : "");
+  *out = std::move(cs);
+  return true;
+}
+
+int case_count() {
+#if defined(__aarch64__)
+  return 250;  // runs under qemu in the cross build
+#else
+  return 600;
+#endif
+}
+
+void run_cases(uint32_t seed, bool deconv, int count) {
+  Rng r(seed);
+  const auto tables = optimized_tables();
+  ASSERT_FALSE(tables.empty());
+  int done = 0;
+  while (done < count) {
+    Case cs;
+    if (!make_case(r, deconv, &cs)) continue;
+    ++done;
+    for (const KernelTable* t : tables) {
+      set_sim_threads(done % 4 == 0 ? 2 : 1);
+      ASSERT_TRUE(same_as_reference(cs.ins, cs.arena, *t)) << cs.desc << " (case " << done << ")";
+    }
+  }
+  set_sim_threads(1);
+}
+
+TEST(OptConv, RandomConvMatchesReferenceOnEveryPath) { run_cases(1234, false, case_count()); }
+
+TEST(OptConv, RandomDeconvMatchesReferenceOnEveryPath) { run_cases(99, true, case_count() / 4); }
+
+TEST(OptConv, ListsThePaths) {
+  std::string names;
+  for (const KernelTable* t : available_kernels()) names += std::string(t->name) + " ";
+  std::printf("kernel paths here: %s(best: %s)\n", names.c_str(), best_kernels().name);
+  EXPECT_NE(std::string(best_kernels().name), "");
+}
+
+#if defined(OPENBPU_TEST_SIMDE_VNNI)
+void conv_vnni_emulated(const isa::Conv& c, const Memory& m) {
+  kern::conv(kern::avx512vnni_emulated_isa(), c, m);
+}
+TEST(OptConv, Avx512VnniGemmThroughSimdeMatchesReference) {
+  KernelTable t = *find_kernels("portable");
+  t.name = "avx512vnni-simde";
+  t.conv = conv_vnni_emulated;
+  Rng r(777);
+  int done = 0;
+  while (done < case_count() / 2) {
+    Case cs;
+    if (!make_case(r, false, &cs)) continue;
+    ++done;
+    set_sim_threads(done % 4 == 0 ? 2 : 1);
+    ASSERT_TRUE(same_as_reference(cs.ins, cs.arena, t)) << cs.desc << " (case " << done << ")";
+  }
+  set_sim_threads(1);
+}
+#endif
+
+}  // namespace
+}  // namespace openbpu::sim::test
