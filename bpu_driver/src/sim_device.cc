@@ -186,7 +186,8 @@ class SimDevice final : public Device {
     auto js = std::make_shared<JobState>();
     js->program = static_cast<const SimProgram*>(job.program);
     if (js->program->fcs.empty()) return 0;
-    for (const auto& fc : js->program->fcs) js->remaining_cycles = sat_add(js->remaining_cycles, fc.est_cycles);
+    for (const auto& fc : js->program->fcs)
+      js->remaining_cycles = sat_add(js->remaining_cycles, fc.est_cycles);
     js->job = std::move(job);
     js->gang = gang;
     if (!options_.stepped) {

@@ -99,7 +99,7 @@ std::unique_ptr<fb::AttrT> int_attr(const std::string& name, int64_t v) {
 
 std::unique_ptr<fb::SegmentT> bpu_segment(const std::string& name, const isa::ProgramBuilder& pb,
                                           model::ModelFileWriter* writer, std::vector<uint32_t> in,
-                                          std::vector<uint32_t> out) {
+                                          std::vector<uint32_t> out, double max_fc_us = 0.0) {
   auto s = std::make_unique<fb::SegmentT>();
   s->name = name;
   s->inputs = std::move(in);
@@ -109,7 +109,7 @@ std::unique_ptr<fb::SegmentT> bpu_segment(const std::string& name, const isa::Pr
   p.code = std::make_unique<fb::BlobRef>(writer->add_blob(code));
   p.constants = std::make_unique<fb::BlobRef>(writer->add_blob(pb.constants()));
   p.scratch_size = pb.scratch_size();
-  for (const auto& fc : sim::split_function_calls(pb.program(), pb.march(), 0.0)) {
+  for (const auto& fc : sim::split_function_calls(pb.program(), pb.march(), max_fc_us)) {
     p.fcs.emplace_back(fc.first, fc.count, fc.cycles);
   }
   for (const auto& ins : pb.program()) p.macs += sim::estimate_cost(ins, pb.march()).macs;
@@ -363,9 +363,16 @@ TensorRef emit_global_avgpool(isa::ProgramBuilder& pb, const TensorRef& in) {
 
 // NV12 input -> BPU program built by `body` (ending in an int32 fc output of
 // `classes` channels) -> Dequantize -> Softmax.
+// Compiler options of the classifier builders (max_time_per_fc, core_num).
+struct CompileOptions {
+  double max_fc_us = 0.0;
+  int core_num = 1;
+};
+
 template <class Body>
 std::vector<uint8_t> nv12_classifier_file(const std::string& name, const std::string& march, int h, int w,
-                                          int classes, uint32_t seed, const std::string& subgraph, Body body) {
+                                          int classes, uint32_t seed, const std::string& subgraph,
+                                          const CompileOptions& opts, Body body) {
   const isa::MarchInfo& mi = *isa::find_march(march);
   const int align = mi.channel_align;
   model::ModelFileWriter writer;
@@ -389,18 +396,20 @@ std::vector<uint8_t> nv12_classifier_file(const std::string& name, const std::st
   m->tensors.push_back(make_tensor("prob", fb::DataType::F32, fb::Layout::NCHW, {1, classes, 1, 1}, {1, classes, 1, 1}));
   m->inputs.push_back(model_input(0, fb::InputSource::PYRAMID, "nv12", "bgr"));
   m->outputs.push_back(model_output(3));
-  m->segments.push_back(bpu_segment(subgraph, pb, &writer, {0}, {1}));
+  m->segments.push_back(bpu_segment(subgraph, pb, &writer, {0}, {1}, opts.max_fc_us));
   m->segments.push_back(cpu_segment("fc", "openbpu", "Dequantize", {1}, {2}));
   std::vector<std::unique_ptr<fb::AttrT>> attrs;
   attrs.push_back(int_attr("axis", 1));
   m->segments.push_back(cpu_segment("prob", "", "Softmax", {2}, {3}, std::move(attrs)));
+  if (opts.core_num != 1)  // as hb_mapper echoes the compiler options
+    model::set_metadata(m.get(), "hbdk_pass_through_params", "--O3 --core-num " + std::to_string(opts.core_num));
   return finish_file(std::move(m), &writer);
 }
 
 }  // namespace
 
 std::vector<uint8_t> Nv12Classifier::build() const {
-  return nv12_classifier_file(name, march, h, w, classes, seed, "CLS_subgraph_0",
+  return nv12_classifier_file(name, march, h, w, classes, seed, "CLS_subgraph_0", {max_fc_us, core_num},
                               [](RandomLayer& l, const TensorRef& img) {
                                 TensorRef x = l.run(img, 16, 3, 2, 1, 0, 96);  // relu6 at scale 1/16
                                 x = l.run(x, 16, 3, 1, 16, 0, 127);            // depthwise
@@ -409,7 +418,7 @@ std::vector<uint8_t> Nv12Classifier::build() const {
 }
 
 std::vector<uint8_t> MobileNetV1::build() const {
-  return nv12_classifier_file(name, march, h, w, classes, seed, "MOBILENET_subgraph_0",
+  return nv12_classifier_file(name, march, h, w, classes, seed, "MOBILENET_subgraph_0", {max_fc_us, core_num},
                               [](RandomLayer& l, const TensorRef& img) {
                                 TensorRef x = l.run(img, 32, 3, 2, 1, 0, 127);
                                 const int cfg[][2] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},
@@ -421,6 +430,26 @@ std::vector<uint8_t> MobileNetV1::build() const {
                                 }
                                 return x;
                               });
+}
+
+std::vector<uint8_t> TrivialBpu::build() const {
+  const isa::MarchInfo& mi = *isa::find_march(march);
+  const int align = mi.channel_align;
+  model::ModelFileWriter writer;
+  auto m = std::make_unique<fb::ModelT>();
+  m->name = name;
+  m->march = march;
+  m->tensors.push_back(native_tensor("data", fb::DataType::S8, 1, 1, 1, c, align, quant_scale({1.0f / 64}, 3)));
+  m->tensors.push_back(native_tensor("copy", fb::DataType::S8, 1, 1, 1, c, align, quant_scale({1.0f / 64}, 3)));
+  m->inputs.push_back(model_input(0, fb::InputSource::DDR, "featuremap", "featuremap"));
+  m->outputs.push_back(model_output(1));
+  isa::ProgramBuilder pb(mi);
+  isa::Move mv;
+  mv.in = isa::nhwc_view(Region::kInput, 0, 0, 1, 1, 1, c, DType::kInt8, align);
+  mv.out = isa::nhwc_view(Region::kOutput, 0, 0, 1, 1, 1, c, DType::kInt8, align);
+  pb.emit(isa::Opcode::kMove, mv);
+  m->segments.push_back(bpu_segment("TRIVIAL_subgraph_0", pb, &writer, {0}, {1}));
+  return finish_file(std::move(m), &writer);
 }
 
 std::vector<uint8_t> pack_models(const std::vector<std::vector<uint8_t>>& files) {

@@ -44,6 +44,8 @@ struct Nv12Classifier {
   uint32_t seed = 7;
   std::string name = "nv12_classifier";
   std::string march = "bernoulli2";
+  double max_fc_us = 0.0;  // max_time_per_fc (0 = one function call)
+  int core_num = 1;        // 2 marks the program as compiled for both cores
   std::vector<uint8_t> build() const;
 };
 
@@ -56,6 +58,18 @@ struct MobileNetV1 {
   int classes = 1000;
   uint32_t seed = 11;
   std::string name = "mobilenetv1_224x224_nv12";
+  std::string march = "bernoulli2";
+  double max_fc_us = 0.0;  // max_time_per_fc (0 = one function call)
+  int core_num = 1;        // 2 marks the program as compiled for both cores
+  std::vector<uint8_t> build() const;
+};
+
+// "trivial": one BPU instruction (a copy of an int8 NHWC [1, 1, 1, c] tensor
+// in the native layout) and no CPU segment, so that the runtime's own cost per
+// task dominates (scheduling benchmarks). Output equals input.
+struct TrivialBpu {
+  int c = 8;
+  std::string name = "trivial_bpu";
   std::string march = "bernoulli2";
   std::vector<uint8_t> build() const;
 };
