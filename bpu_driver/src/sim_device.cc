@@ -42,8 +42,14 @@ std::chrono::steady_clock::time_point to_time_point(uint64_t ns) {
 
 class SimProgram final : public Program {
  public:
+  ~SimProgram() override {
+    if (pinned != nullptr) sim::unpin_constants(pinned);
+  }
   std::vector<isa::Instruction> instructions;
   std::vector<FunctionCall> fcs;
+  // The constant blob, pinned for the packed-weight cache while the program
+  // lives (the loader keeps it mapped and unchanged).
+  const uint8_t* pinned = nullptr;
   size_t fc_count() const override { return fcs.size(); }
   uint64_t fc_cycles(size_t fc) const override { return fc < fcs.size() ? fcs[fc].est_cycles : 0; }
   size_t instruction_count() const override { return instructions.size(); }
@@ -171,6 +177,10 @@ class SimDevice final : public Device {
       return Status::kInvalidProgram;
     }
     prog->fcs = fcs;
+    if (layout.constants != nullptr && layout.constants_size > 0) {
+      sim::pin_constants(layout.constants, layout.constants_size);
+      prog->pinned = layout.constants;
+    }
     *out = std::move(prog);
     return Status::kOk;
   }

@@ -1117,6 +1117,14 @@ void deconv(const isa::Conv& c, const Memory& mem) {
 void pin_constants_impl(const uint8_t* base, uint64_t size) {
   PlanCache& cache = plan_cache();
   std::lock_guard<std::mutex> lk(cache.mu);
+  // Plans made for earlier bytes at these addresses (a freed blob, unpinned
+  // so far) would be served unchecked once pinned: drop them.
+  for (auto it = cache.plans.begin(); it != cache.plans.end();) {
+    if (it->first.consts >= base && it->first.consts < base + std::max<uint64_t>(size, 1))
+      it = cache.plans.erase(it);
+    else
+      ++it;
+  }
   cache.pinned.push_back({base, size});
 }
 
