@@ -3,11 +3,13 @@
 # Builds and runs every test suite:
 #   1. x86-64 Release build, all tests;
 #   2. the runtime's tests under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. the aarch64 board build (cross-compiled), its tests under qemu-user.
+#   3. the aarch64 board build (cross-compiled), its tests under qemu-user;
+#   4. with OPENBPU_TEST_TSAN=1, the scheduling and threading tests under
+#      ThreadSanitizer (about 15 minutes more on 2 cores; not run by CI).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JOBS="${OPENBPU_JOBS:-2}"
-RUNTIME_TESTS='testgen|api_|runtime_|robust|loader|fuzz_replay|hrt'
+RUNTIME_TESTS='testgen|api_|runtime_|robust|loader|fuzz_replay|hrt|Sched|Threads'
 
 step() { printf '\n==== %s ====\n' "$*"; }
 
@@ -31,5 +33,16 @@ cmake -S "$ROOT" -B "$ROOT/build-aarch64" -G Ninja -DCMAKE_BUILD_TYPE=Release \
 cmake --build "$ROOT/build-aarch64" -j "$JOBS"
 step "aarch64 tests under qemu"
 ctest --test-dir "$ROOT/build-aarch64" -j "$JOBS" --output-on-failure
+
+if [ -n "${OPENBPU_TEST_TSAN:-}" ]; then
+  step "ThreadSanitizer build of the scheduling tests"
+  cmake -S "$ROOT" -B "$ROOT/build-tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DOPENBPU_SANITIZE=thread -DOPENBPU_BUILD_CONVERTER=OFF -DOPENBPU_BUILD_BENCH=OFF \
+    -DOPENBPU_WITH_OPENCV=OFF
+  cmake --build "$ROOT/build-tsan" -j "$JOBS"
+  step "ThreadSanitizer scheduling and threading tests"
+  OPENBPU_SCHED_STRESS_TASKS=500 TSAN_OPTIONS=halt_on_error=1 \
+    ctest --test-dir "$ROOT/build-tsan" -j "$JOBS" --output-on-failure -R 'Sched|Threads|api_e2e|testgen'
+fi
 
 step "all test suites passed"

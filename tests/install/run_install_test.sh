@@ -20,7 +20,10 @@ done
 ls "$WORK"/prefix/lib/libdnn.so* > /dev/null
 TC=""
 [ -n "$TOOLCHAIN" ] && TC="-DCMAKE_TOOLCHAIN_FILE=$TOOLCHAIN"
-cmake -S "$SRC/tests/install/consumer" -B "$WORK/consumer" -DCMAKE_PREFIX_PATH="$WORK/prefix" $TC > "$WORK/consumer.log"
+# Cross builds search packages only under the target root: name the package
+# directory explicitly.
+cmake -S "$SRC/tests/install/consumer" -B "$WORK/consumer" -DCMAKE_PREFIX_PATH="$WORK/prefix" \
+  -Dopenbpu_DIR="$WORK/prefix/lib/cmake/openbpu" $TC > "$WORK/consumer.log"
 cmake --build "$WORK/consumer" >> "$WORK/consumer.log"
 ARGS="$DATA/tiny_cnn.bin $DATA/tiny_cnn_input.bin $DATA/tiny_cnn_expected.bin"
 LD_LIBRARY_PATH="$WORK/prefix/lib" $EMU "$WORK/consumer/consumer" $ARGS
