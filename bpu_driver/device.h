@@ -52,6 +52,9 @@ struct DeviceInfo {
   std::string backend;  // "sim"
   const isa::MarchInfo* march = nullptr;
   int cores = 1;
+  // Largest buffer alloc() may return (the simulator: the host's physical
+  // memory or the process's cgroup limit); larger requests are kOutOfMemory.
+  uint64_t max_alloc = UINT64_MAX;
 };
 
 struct DmaBuffer {

@@ -63,7 +63,9 @@ FileKind detect_file_kind(const uint8_t* data, size_t size) {
   return FileKind::kUnknown;
 }
 
-bool parse_header(const uint8_t* data, size_t size, FileHeader* out, std::string* error) {
+bool parse_header(const uint8_t* data, size_t size, FileHeader* out, std::string* error,
+                  Rejection* why) {
+  if (why != nullptr) *why = Rejection::kInvalid;
   if (size < kHeaderSize) {
     *error = "file is too small for a model header (" + std::to_string(size) + " bytes)";
     return false;
@@ -82,9 +84,16 @@ bool parse_header(const uint8_t* data, size_t size, FileHeader* out, std::string
   h.data_size = get64(data + 40);
   h.file_size = get64(data + 48);
   if (h.format_major != kFormatMajor) {
+    // Another major version is another toolchain's file, not a damaged one.
     *error = "unsupported model format version " + std::to_string(h.format_major) + "." +
-             std::to_string(h.format_minor) + " (this runtime reads " +
-             std::to_string(kFormatMajor) + ".x)";
+             std::to_string(h.format_minor) + " (this runtime reads " + std::to_string(kFormatMajor) +
+             ".x): " +
+             (h.format_major > kFormatMajor
+                  ? "the file was built by a newer OpenBPU toolchain; upgrade the runtime or rebuild "
+                    "the model with the hb_mapper of this release"
+                  : "the file was built by an older OpenBPU toolchain; rebuild the model with the "
+                    "hb_mapper of this release");
+    if (why != nullptr) *why = Rejection::kUnsupportedVersion;
     return false;
   }
   if (h.header_size != kHeaderSize) {
@@ -101,6 +110,12 @@ bool parse_header(const uint8_t* data, size_t size, FileHeader* out, std::string
   };
   if (h.meta_offset < kHeaderSize || !in_file(h.meta_offset, h.meta_size) || h.meta_size < 8) {
     *error = "metadata range out of the file";
+    return false;
+  }
+  // flatbuffers aligns scalars relative to the buffer start, up to 8 bytes
+  // (verify.cc relies on it for [long] vectors).
+  if (h.meta_offset % 8 != 0) {
+    *error = "metadata offset " + std::to_string(h.meta_offset) + " is not 8-byte aligned";
     return false;
   }
   if (h.data_offset % kBlobAlign != 0 || !in_file(h.data_offset, h.data_size) ||

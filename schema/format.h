@@ -39,10 +39,18 @@ enum class FileKind {
 // vendor model always carries). Cheap; does not validate anything.
 FileKind detect_file_kind(const uint8_t* data, size_t size);
 
+// Why a file was rejected: damaged (or not a model file at all), or well
+// formed but of a format or BPU instruction-set version this runtime does not
+// read, i.e. built by another OpenBPU toolchain version (the loader reports
+// that as HB_DNN_INCOMPATIBLE_MODEL).
+enum class Rejection { kInvalid, kUnsupportedVersion };
+
 // Parses and checks the header: magic, major version, header size, and that
-// the metadata and data ranges lie inside `size` bytes (overflow-safe) with
-// the data section 64-byte aligned. Returns false with a message otherwise.
-bool parse_header(const uint8_t* data, size_t size, FileHeader* out, std::string* error);
+// the metadata and data ranges lie inside `size` bytes (overflow-safe), the
+// metadata 8-byte and the data section 64-byte aligned. Returns false with a
+// message (and, when `why` is not null, the kind of rejection) otherwise.
+bool parse_header(const uint8_t* data, size_t size, FileHeader* out, std::string* error,
+                  Rejection* why = nullptr);
 
 }  // namespace openbpu::model
 

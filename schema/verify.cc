@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "schema/verify.h"
 
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,9 +12,19 @@ namespace openbpu::model {
 
 namespace {
 
+// Image types the BPU reads as planes (Y, then interleaved UV for NV12), not
+// as a dense tensor of their shape: only BPU programs and the runtime's input
+// staging may touch them.
+bool planar_image(fb::DataType t) {
+  return t == fb::DataType::IMG_Y || t == fb::DataType::IMG_NV12 || t == fb::DataType::IMG_NV12_SEPARATE;
+}
+
+bool has_nul(const flatbuffers::String* s) { return std::memchr(s->data(), 0, s->size()) != nullptr; }
+
 class Checker {
  public:
-  Checker(const FileHeader& h, std::string* error) : h_(h), error_(error) {}
+  Checker(const FileHeader& h, const uint8_t* meta, std::string* error, Rejection* why)
+      : h_(h), meta_(meta), error_(error), why_(why) {}
 
   bool file(const fb::ModelFile& f) {
     const auto* models = f.models();
@@ -26,6 +37,8 @@ class Checker {
       const auto* m = models->Get(i);
       where_ = "model " + std::to_string(i);
       if (m->name()->size() == 0) return fail("empty model name");
+      // The C API hands names out as C strings: a NUL would cut them.
+      if (has_nul(m->name())) return fail("model name contains a NUL byte");
       if (!names.insert(m->name()->str()).second)
         return fail("duplicate model name '" + m->name()->str() + "'");
       where_ = "model '" + m->name()->str() + "'";
@@ -40,6 +53,16 @@ class Checker {
     return false;
   }
 
+  // flatbuffers 2.0.8's verifier checks that a vector's length word is
+  // 4-byte aligned, not that 8-byte elements ([long], structs holding a
+  // ulong) are 8-byte aligned; they are read in place. The metadata starts
+  // 8-byte aligned (parse_header), so an offset from it is enough.
+  template <class V>
+  bool aligned8(const V* v, const std::string& what) {
+    if (v == nullptr || (v->Data() - meta_) % 8 == 0) return true;
+    return fail(what + ": vector of 8-byte values is not 8-byte aligned (corrupt metadata)");
+  }
+
   bool blob(const fb::BlobRef* b, const char* what) {
     if (b == nullptr) return fail(std::string(what) + " is missing");
     if (b->offset() > h_.data_size || b->size() > h_.data_size - b->offset())
@@ -49,6 +72,8 @@ class Checker {
 
   bool tensor(const fb::Tensor& t, uint32_t idx) {
     const std::string tn = "tensor " + std::to_string(idx) + " '" + t.name()->str() + "'";
+    // hbDNNGetInputName/hbDNNGetOutputName hand tensor names out as C strings.
+    if (has_nul(t.name())) return fail("tensor " + std::to_string(idx) + ": name contains a NUL byte");
     const int esize = data_type_size(static_cast<int>(t.data_type()));
     if (esize == 0) return fail(tn + ": unknown data type");
     const auto* valid = t.valid_shape();
@@ -68,23 +93,39 @@ class Checker {
     }
     if (t.aligned_byte_size() < 0 || t.aligned_byte_size() > kMaxTensorBytes)
       return fail(tn + ": aligned byte size out of range");
-    const bool image = t.data_type() <= fb::DataType::IMG_BGR;
-    if (!image && t.aligned_byte_size() < elems * esize)
+    // NV12/Y hold image planes, not their (1,3,H,W) shape: the loader checks
+    // model inputs against the image size, and nothing reads them densely
+    // (model()). Every other type, RGB/BGR/YUV444 included, is dense.
+    const bool planar = planar_image(t.data_type());
+    if (!planar && t.aligned_byte_size() < elems * esize)
       return fail(tn + ": aligned byte size smaller than the aligned shape");
     if (const auto* strides = t.strides()) {
       if (strides->size() != valid->size() && strides->size() != 0)
         return fail(tn + ": stride count differs from the rank");
+      if (!aligned8(strides, tn + ": strides")) return false;
+      // The last element's byte (sum over d of (aligned[d]-1)*stride[d]) must
+      // lie inside the tensor; a stride of 0 makes the runtime use dense
+      // strides, counted here as 0. At most 8 * 2^24 * 2^34 < 2^63.
+      int64_t last = 0;
       for (uint32_t d = 0; d < strides->size(); ++d) {
         const int64_t s = strides->Get(d);
         if (s < 0 || s > kMaxTensorBytes) return fail(tn + ": stride out of range");
-        if (!image && s != 0 && (aligned->Get(d) - 1) * s + esize > t.aligned_byte_size())
-          return fail(tn + ": strides run past the aligned byte size");
+        last += (aligned->Get(d) - 1) * s;
       }
+      if (!planar && last + esize > t.aligned_byte_size())
+        return fail(tn + ": strides run past the aligned byte size (last element at byte " +
+                    std::to_string(last) + " of " + std::to_string(t.aligned_byte_size()) + ")");
     }
     if (const auto* c = t.constant()) {
       if (!blob(c, (tn + ": constant data").c_str())) return false;
       if (static_cast<int64_t>(c->size()) < t.aligned_byte_size())
         return fail(tn + ": constant data smaller than the tensor");
+      // CPU operators read constants in place as typed arrays; the data
+      // section is 64-byte aligned in memory (the writer aligns every blob).
+      if (c->offset() % static_cast<uint64_t>(esize) != 0)
+        return fail(tn + ": constant data at offset " + std::to_string(c->offset()) +
+                    " of the data section is not aligned to its " + std::to_string(esize) +
+                    "-byte elements");
     }
     if (const auto* q = t.quant()) {
       const uint32_t ns = q->scales() ? q->scales()->size() : 0;
@@ -131,6 +172,10 @@ class Checker {
       const auto* out = m.outputs()->Get(i);
       if (out->tensor() >= nt)
         return fail("output " + std::to_string(i) + " tensor index out of range");
+      // Outputs are copied out as dense tensors of their shape.
+      if (planar_image(tensors->Get(out->tensor())->data_type()))
+        return fail("output " + std::to_string(i) + ": tensor " + std::to_string(out->tensor()) + " '" +
+                    tensors->Get(out->tensor())->name()->str() + "' is an NV12/Y image, not a model output type");
     }
     for (uint32_t s = 0; s < m.segments()->size(); ++s) {
       const auto* seg = m.segments()->Get(s);
@@ -161,7 +206,15 @@ class Checker {
       switch (seg->kind_type()) {
         case fb::SegmentKind::BpuProgram: {
           const auto* p = seg->kind_as_BpuProgram();
-          if (p->isa_version() != 1)
+          if (p->isa_version() > kIsaVersion) {
+            // A newer instruction set: another toolchain's file, not a damaged one.
+            if (why_ != nullptr) *why_ = Rejection::kUnsupportedVersion;
+            return fail(sn + ": BPU program ISA version " + std::to_string(p->isa_version()) +
+                        " is not supported (this runtime runs ISA version " + std::to_string(kIsaVersion) +
+                        "): the model was built by a newer OpenBPU toolchain; upgrade the runtime or "
+                        "rebuild the model with the hb_mapper of this release");
+          }
+          if (p->isa_version() != kIsaVersion)
             return fail(sn + ": BPU program ISA version " + std::to_string(p->isa_version()) +
                         " is not supported");
           if (!blob(p->code(), (sn + ": code").c_str())) return false;
@@ -169,13 +222,31 @@ class Checker {
           if (p->scratch_size() > static_cast<uint64_t>(kMaxTensorBytes))
             return fail(sn + ": scratch size out of range");
           if (p->fcs()->size() == 0) return fail(sn + ": program has no function call");
+          if (!aligned8(p->fcs(), sn + ": function calls")) return false;
           break;
         }
         case fb::SegmentKind::CpuOp: {
           const auto* op = seg->kind_as_CpuOp();
+          // CPU operators compute on dense tensors of their shape; NV12/Y
+          // planes are smaller than that (H*W*3/2 bytes for (1,3,H,W)).
+          for (const auto* list : {ins, outs}) {
+            if (list == nullptr) continue;
+            for (uint32_t k = 0; k < list->size(); ++k) {
+              const uint32_t t = list->Get(k);
+              if (t == kAbsentInput || !planar_image(tensors->Get(t)->data_type())) continue;
+              return fail(sn + " (" + op->op_type()->str() + "): " + (list == ins ? "input " : "output ") +
+                          std::to_string(k) + " is tensor " + std::to_string(t) + " '" +
+                          tensors->Get(t)->name()->str() +
+                          "', an NV12/Y image; CPU operators read and write dense tensors only");
+            }
+          }
           if (op->attrs() != nullptr)
             for (uint32_t a = 0; a < op->attrs()->size(); ++a) {
               const auto* attr = op->attrs()->Get(a);
+              const std::string an = sn + ": attribute " + std::to_string(a) + " '" + attr->name()->str() + "'";
+              if (attr->type() < fb::AttrType::MIN || attr->type() > fb::AttrType::MAX)
+                return fail(an + ": unknown attribute type " + std::to_string(static_cast<int>(attr->type())));
+              if (!aligned8(attr->ints(), an)) return false;
               if (attr->type() == fb::AttrType::BLOB &&
                   !blob(attr->blob(), (sn + ": attribute blob").c_str()))
                 return false;
@@ -192,7 +263,9 @@ class Checker {
   }
 
   const FileHeader& h_;
+  const uint8_t* meta_;
   std::string* error_;
+  Rejection* why_;
   std::string where_;
 };
 
@@ -210,9 +283,10 @@ int data_type_size(int t) {
   }
 }
 
-bool verify_model_file(const uint8_t* data, size_t size, FileHeader* header, std::string* error) {
+bool verify_model_file(const uint8_t* data, size_t size, FileHeader* header, std::string* error,
+                       Rejection* why) {
   FileHeader h;
-  if (!parse_header(data, size, &h, error)) return false;
+  if (!parse_header(data, size, &h, error, why)) return false;
   const uint8_t* meta = data + h.meta_offset;
   if (!flatbuffers::BufferHasIdentifier(meta, fb::ModelFileIdentifier())) {
     *error = "metadata does not carry the OBPU identifier";
@@ -227,7 +301,7 @@ bool verify_model_file(const uint8_t* data, size_t size, FileHeader* header, std
     *error = "metadata failed flatbuffers verification (corrupt or truncated file)";
     return false;
   }
-  Checker checker(h, error);
+  Checker checker(h, meta, error, why);
   if (!checker.file(*fb::GetModelFile(meta))) return false;
   if (header != nullptr) *header = h;
   return true;

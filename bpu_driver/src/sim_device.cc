@@ -10,11 +10,14 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+
+#include <unistd.h>
 
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -75,6 +78,21 @@ struct JobState {
 };
 using JobPtr = std::shared_ptr<JobState>;
 
+// Memory the simulated device may hand out in one buffer: the host's physical
+// memory, or the process's cgroup (v2) limit when lower. Buffers are touched
+// at allocation (zero-filled), so a model declaring more must get an error,
+// not the OOM killer.
+uint64_t host_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  uint64_t bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX;
+  if (FILE* f = std::fopen("/sys/fs/cgroup/memory.max", "r")) {
+    unsigned long long limit = 0;  // "max" (no limit) does not parse
+    if (std::fscanf(f, "%llu", &limit) == 1 && limit > 0 && limit < bytes) bytes = limit;
+    std::fclose(f);
+  }
+  return bytes;
+}
+
 // Cycle sums saturate: estimates come from model files.
 uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 uint64_t sat_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
@@ -92,6 +110,7 @@ class SimDevice final : public Device {
     info_.backend = "sim";
     info_.march = &march;
     info_.cores = march.cores;
+    info_.max_alloc = host_memory_bytes();
     kernels_ = &sim::best_kernels();
     for (int c = 0; c < march.cores; ++c) {
       cores_.push_back(std::make_unique<Core>());
@@ -124,7 +143,8 @@ class SimDevice final : public Device {
     if (size == 0) return Status::kInvalidArgument;
     const uint64_t rounded = (size + 4095) / 4096 * 4096;
     void* p = nullptr;
-    if (rounded < size || ::posix_memalign(&p, 4096, rounded) != 0 || p == nullptr)
+    if (rounded < size || rounded > info_.max_alloc || ::posix_memalign(&p, 4096, rounded) != 0 ||
+        p == nullptr)
       return Status::kOutOfMemory;
     std::memset(p, 0, rounded);
     out->vir = static_cast<uint8_t*>(p);

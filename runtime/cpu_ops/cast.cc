@@ -68,7 +68,7 @@ bool castable(int32_t t) { return is_numeric_type(t) || t == kBool8; }
 Status create_cast(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                    const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
   const size_t n_in = def.op_type == "CastLike" ? 2 : 1;
-  if (in.size() != n_in || present_count(in) != n_in || out.size() != 1 || !out[0])
+  if (in.size() != n_in || !all_present(in) || out.size() != 1 || !out[0])
     return op_error(def, "needs " + std::to_string(n_in) + " input(s) and 1 output");
   auto k = std::make_unique<CastKernel>();
   k->from = in[0]->data_type;

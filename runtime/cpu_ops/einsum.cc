@@ -95,7 +95,7 @@ bool parse_term(const std::string& s, int64_t rank, std::vector<int>* labels, in
 Status create_einsum(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                      const std::vector<const TensorDesc*>& out,
                      std::unique_ptr<CpuKernel>* kernel) {
-  if (in.empty() || present_count(in) != in.size() || out.size() != 1 || !out[0])
+  if (in.empty() || !all_present(in) || out.size() != 1 || !out[0])
     return op_error(def, "needs inputs and 1 output");
   auto k = std::make_unique<EinsumKernel>();
   k->type = compute_type(in[0]->data_type);

@@ -344,8 +344,13 @@ class UnaryKernel final : public CpuKernel {
   template <class T>
   void clip_bounds(const std::vector<CpuTensor>& in, T* lo, T* hi) const {
     if (clip_attrs) {
-      if (clip_lo > static_cast<double>(*lo)) *lo = static_cast<T>(clip_lo);
-      if (clip_hi < static_cast<double>(*hi)) *hi = static_cast<T>(clip_hi);
+      if constexpr (std::is_integral_v<T>) {
+        if (clip_lo > static_cast<double>(*lo)) *lo = saturate_int<T>(clip_lo);
+        if (clip_hi < static_cast<double>(*hi)) *hi = saturate_int<T>(clip_hi);
+      } else {
+        if (clip_lo > static_cast<double>(*lo)) *lo = static_cast<T>(clip_lo);
+        if (clip_hi < static_cast<double>(*hi)) *hi = static_cast<T>(clip_hi);
+      }
       return;
     }
     for (size_t i = 1; i <= 2; ++i) {

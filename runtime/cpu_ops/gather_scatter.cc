@@ -191,7 +191,7 @@ class NDKernel final : public CpuKernel {
 
 Status common(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
               const std::vector<const TensorDesc*>& out, size_t n_in) {
-  if (in.size() != n_in || present_count(in) != n_in || out.size() != 1 || !out[0])
+  if (in.size() != n_in || !all_present(in) || out.size() != 1 || !out[0])
     return op_error(def, "needs " + std::to_string(n_in) + " inputs and 1 output");
   if (!index_type(in[1]->data_type)) return op_error(def, "indices must be int32 or int64");
   if (element_size(in[0]->data_type) == 0 || out[0]->data_type != in[0]->data_type ||

@@ -201,7 +201,7 @@ Status create_constant(const CpuOpDef& def, const std::vector<const TensorDesc*>
 
 Status create_range(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                     const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* kernel) {
-  if (in.size() != 3 || present_count(in) != 3)
+  if (in.size() != 3 || !all_present(in))
     return op_error(def, "needs start, limit and delta");
   OBPU_RETURN_IF_ERROR(one_output(def, out));
   auto k = std::make_unique<RangeKernel>();

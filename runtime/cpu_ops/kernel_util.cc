@@ -16,6 +16,12 @@ size_t present_count(const std::vector<const TensorDesc*>& v) {
   return n;
 }
 
+bool all_present(const std::vector<const TensorDesc*>& v) {
+  for (const TensorDesc* d : v)
+    if (is_absent(d)) return false;
+  return true;
+}
+
 Dims dims_of(const TensorDesc& t) {
   if (t.layout == kNHWC && t.rank() == 4) return {t.valid[0], t.valid[3], t.valid[1], t.valid[2]};
   return Dims(t.valid.begin(), t.valid.end());

@@ -18,9 +18,12 @@
 #define OPENBPU_RUNTIME_CPU_OPS_KERNEL_UTIL_H_
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/cpu_ops/cpu_op.h"
@@ -55,6 +58,9 @@ inline bool has_input(const std::vector<CpuTensor>& v, size_t i) {
 }
 // Number of inputs/outputs up to the last present one.
 size_t present_count(const std::vector<const TensorDesc*>& v);
+// True when every entry is present (present_count alone misses an absent one
+// before the last present one).
+bool all_present(const std::vector<const TensorDesc*>& v);
 
 // Logical (ONNX-order) dimensions of a tensor.
 Dims dims_of(const TensorDesc& t);
@@ -68,6 +74,18 @@ bool is_int_type(int32_t t);      // S8..U64 (not bool)
 bool is_numeric_type(int32_t t);  // float or int (not bool, not image types)
 // Type a kernel computes in for data of type t (float16 -> float32).
 inline int32_t compute_type(int32_t t) { return t == kF16 ? kF32 : t; }
+
+// Saturating conversion of a double to an integer type, NaN to 0. Compares
+// against exact powers of two: double(INT64_MAX) rounds up to 2^63, so
+// clamping to it first would still convert out of range.
+template <class T>
+T saturate_int(double v) {
+  static_assert(std::is_integral_v<T>, "integer types only");
+  if (std::isnan(v)) return T(0);
+  if (v >= std::ldexp(1.0, std::numeric_limits<T>::digits)) return std::numeric_limits<T>::max();
+  if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+  return static_cast<T>(v);
+}
 
 // Normalizes an axis from [-rank, rank) to [0, rank); false if out of range.
 bool norm_axis(int64_t axis, int64_t rank, int64_t* out);

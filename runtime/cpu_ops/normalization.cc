@@ -299,7 +299,7 @@ class LrnKernel final : public CpuKernel {
 Status create_batch_norm(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                          const std::vector<const TensorDesc*>& out,
                          std::unique_ptr<CpuKernel>* kernel) {
-  if (in.size() != 5 || present_count(in) != 5 || out.empty() || !out[0])
+  if (in.size() != 5 || !all_present(in) || out.empty() || !out[0])
     return op_error(def, "needs inputs X, scale, B, mean, var and output Y");
   if (!float_types(in) || !float_types(out)) return op_error(def, "float tensors expected");
   auto k = std::make_unique<BatchNormKernel>();
@@ -330,7 +330,7 @@ Status create_batch_norm(const CpuOpDef& def, const std::vector<const TensorDesc
 Status create_instance_norm(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                             const std::vector<const TensorDesc*>& out,
                             std::unique_ptr<CpuKernel>* kernel) {
-  if (in.size() != 3 || present_count(in) != 3 || out.size() != 1 || !out[0])
+  if (in.size() != 3 || !all_present(in) || out.size() != 1 || !out[0])
     return op_error(def, "needs inputs X, scale, B and 1 output");
   if (!float_types(in) || !float_types(out)) return op_error(def, "float tensors expected");
   const Dims x = dims_of(*in[0]);
@@ -352,7 +352,7 @@ Status create_instance_norm(const CpuOpDef& def, const std::vector<const TensorD
 Status create_group_norm(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                          const std::vector<const TensorDesc*>& out,
                          std::unique_ptr<CpuKernel>* kernel) {
-  if (in.size() != 3 || present_count(in) != 3 || out.size() != 1 || !out[0])
+  if (in.size() != 3 || !all_present(in) || out.size() != 1 || !out[0])
     return op_error(def, "needs inputs X, scale, bias and 1 output");
   if (!float_types(in) || !float_types(out)) return op_error(def, "float tensors expected");
   const Dims x = dims_of(*in[0]);

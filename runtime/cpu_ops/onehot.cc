@@ -46,7 +46,7 @@ class OneHotKernel final : public CpuKernel {
 Status create_onehot(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                      const std::vector<const TensorDesc*>& out,
                      std::unique_ptr<CpuKernel>* kernel) {
-  if (in.size() != 3 || present_count(in) != 3 || out.size() != 1 || !out[0])
+  if (in.size() != 3 || !all_present(in) || out.size() != 1 || !out[0])
     return op_error(def, "needs indices, depth, values and 1 output");
   auto k = std::make_unique<OneHotKernel>();
   k->id.name = def.name;

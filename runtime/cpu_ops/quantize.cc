@@ -109,7 +109,7 @@ class DequantizeKernel final : public CpuKernel {
 
 Status check_unary(const CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                    const std::vector<const TensorDesc*>& out) {
-  if (in.size() != 1 || out.size() != 1)
+  if (in.size() != 1 || out.size() != 1 || !in[0] || !out[0])
     return error(kInvalidModel, "node '" + def.name + "' (" + def.op_type + ") needs 1 input and 1 output");
   LogicalView a = logical_view(*in[0]), b = logical_view(*out[0]);
   match_rank(&a, &b);

@@ -178,9 +178,7 @@ class ReduceKernel final : public CpuKernel {
       if (op == R::kL2) r = std::sqrt(r);
       if (op == R::kLogSum) r = std::log(r);
       if constexpr (std::is_integral_v<T>) {
-        y[i] = static_cast<T>(
-            std::max<double>(std::numeric_limits<T>::lowest(),
-                             std::min<double>(std::numeric_limits<T>::max(), std::trunc(r))));
+        y[i] = saturate_int<T>(std::trunc(r));
       } else {
         y[i] = static_cast<T>(r);
       }

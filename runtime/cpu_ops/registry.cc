@@ -3,6 +3,7 @@
 // its own file + one line here. Domain "" = ONNX semantics (opsets 7..19,
 // see docs/cpu_ops.md), "openbpu" = the runtime's own operators.
 #include "runtime/cpu_ops/cpu_op.h"
+#include "runtime/cpu_ops/kernel_util.h"
 #include "runtime/cpu_ops/ops.h"
 
 namespace openbpu::rt {
@@ -183,7 +184,15 @@ Status create_cpu_kernel(const CpuOpDef& def, const std::vector<const TensorDesc
     return error(kInvalidModel, "node '" + def.name + "': CPU operator " +
                                     (def.domain.empty() ? "" : def.domain + "::") + def.op_type +
                                     " is not supported by this runtime");
-  return e->create(def, inputs, outputs, kernel);
+  // Absent inputs/outputs reach the kernels as nullptr whichever form the
+  // caller used (a default TensorDesc is accepted too, see is_absent): the
+  // kernels test required ones with !in[i] and reject them naming the node.
+  std::vector<const TensorDesc*> in(inputs), out(outputs);
+  for (auto& d : in)
+    if (is_absent(d)) d = nullptr;
+  for (auto& d : out)
+    if (is_absent(d)) d = nullptr;
+  return e->create(def, in, out, kernel);
 }
 
 }  // namespace openbpu::rt

@@ -74,7 +74,8 @@ class ResizeKernel final : public CpuKernel {
       if (s.size() != r) return op_error(id, "scales must have one entry per dimension");
       for (size_t a = 0; a < r; ++a) scales[a] = static_cast<double>(static_cast<float>(s[a]));
       for (size_t a = 0; a < r; ++a)
-        if (static_cast<int64_t>(std::floor(static_cast<double>(x[a]) * scales[a])) != y[a] ||
+        // Compared as doubles: scales come from tensor data (no int64 overflow).
+        if (std::floor(static_cast<double>(x[a]) * scales[a]) != static_cast<double>(y[a]) ||
             !(scales[a] > 0))
           return op_error(id, "output shape " + dims_str(y) + " does not match the scales");
       have = true;
@@ -298,7 +299,8 @@ Status create_resize(const CpuOpDef& def, const std::vector<const TensorDesc*>& 
         return op_error(def, "scales must have one entry per dimension");
       const Dims x = dims_of(*in[0]), y = dims_of(*out[0]);
       for (size_t i = 0; i < x.size(); ++i)
-        if (static_cast<int64_t>(std::floor(x[i] * static_cast<double>(k->attr_scales[i]))) != y[i])
+        if (std::floor(static_cast<double>(x[i]) * static_cast<double>(k->attr_scales[i])) !=
+            static_cast<double>(y[i]))
           return op_error(def, "output shape does not match the scales");
     } else {
       if (!has_input(in, 1)) return op_error(def, "needs the scales input");

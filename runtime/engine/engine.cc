@@ -274,12 +274,12 @@ class Engine {
 
   static Status run_cpu_segment(Run& run, Segment& seg, uint64_t* cpu_ns) {
     const uint64_t t0 = now_ns();
+    // Omitted inputs/outputs: a CpuTensor with a nullptr desc, as at creation.
     std::vector<CpuTensor> ins, outs;
-    static const TensorDesc kAbsent{};
     for (uint32_t i : seg.inputs)
-      ins.push_back(i == model::kAbsentInput ? CpuTensor{&kAbsent, nullptr} : CpuTensor{&run.model->tensors[i], run.ptr[i]});
+      ins.push_back(i == model::kAbsentInput ? CpuTensor{} : CpuTensor{&run.model->tensors[i], run.ptr[i]});
     for (uint32_t o : seg.outputs)
-      outs.push_back(o == model::kAbsentInput ? CpuTensor{&kAbsent, nullptr} : CpuTensor{&run.model->tensors[o], run.ptr[o]});
+      outs.push_back(o == model::kAbsentInput ? CpuTensor{} : CpuTensor{&run.model->tensors[o], run.ptr[o]});
     const Status st = seg.kernel->run(ins, outs);
     const uint64_t ns = now_ns() - t0;
     *cpu_ns += ns;

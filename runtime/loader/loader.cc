@@ -15,6 +15,7 @@
 #include "bpu_sim/isa/march.h"
 #include "runtime/core/log.h"
 #include "runtime/engine/device_manager.h"
+#include "runtime/engine/engine.h"
 #include "runtime/loader/model.h"
 #include "schema/model_generated.h"
 #include "schema/verify.h"
@@ -26,6 +27,9 @@ namespace {
 constexpr uint64_t kArenaAlign = 64;
 
 uint64_t align_up(uint64_t v) { return (v + kArenaAlign - 1) / kArenaAlign * kArenaAlign; }
+
+// Cycle estimates come from the file: sums saturate.
+uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
 TensorDesc make_tensor(const fb::Tensor& t) {
   TensorDesc d;
@@ -55,7 +59,7 @@ CpuOpDef make_cpu_op(const std::string& name, const fb::CpuOp& op, const uint8_t
   if (op.attrs())
     for (const auto* a : *op.attrs()) {
       AttrValue v;
-      v.type = static_cast<AttrValue::Type>(a->type());
+      v.type = static_cast<AttrValue::Type>(a->type());  // 1..7, checked by verify_model_file
       v.i = a->i();
       v.f = a->f();
       if (a->s()) v.s = a->s()->str();
@@ -160,6 +164,13 @@ Status plan_arena(Model* m) {
     if (kind == 2) m->input_staging[idx] = blocks[i].offset;
     if (kind == 3) m->output_staging[idx] = blocks[i].offset;
   }
+  // Declared sizes may be absurd (up to 16 GiB per tensor, any number of
+  // tensors): fail the load rather than have every task's allocation fail.
+  const uint64_t max_alloc = m->device->info().max_alloc;
+  if (total > max_alloc)
+    return error(kOutOfMemory, "model '" + m->name + "' needs " + std::to_string(total) +
+                                   " bytes of task memory (intermediate tensors, scratch, staging), more than "
+                                   "the " + std::to_string(max_alloc) + " bytes the device can allocate");
   m->arenas = std::make_unique<ArenaPool>(m->device, std::max<uint64_t>(total, kArenaAlign));
   return Status::Ok();
 }
@@ -215,6 +226,14 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
   if (fm.tag()) m->tag = fm.tag()->str();
   if (fm.config_yaml()) m->config_yaml = fm.config_yaml()->str();
   m->estimated_latency_us = fm.estimated_latency_us();
+  // A program compiled for more cores than the platform has cannot run
+  // (docs/scheduling.md); say so at load rather than at every hbDNNInfer.
+  const int cores = m->device->info().cores, model_cores = model_core_num(*m);
+  if (model_cores > cores)
+    return error(kIncompatibleModel, "model '" + m->name + "' was compiled for " + std::to_string(model_cores) +
+                                         " BPU cores (core_num); the " + march->hw_name + " BPU has " +
+                                         std::to_string(cores) + ": rebuild it with core_num " +
+                                         std::to_string(cores));
 
   uint64_t total_cycles = 0;
   for (const auto* fs : *fm.segments()) {
@@ -222,10 +241,11 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
     seg.name = fs->name()->str();
     if (fs->inputs()) seg.inputs.assign(fs->inputs()->begin(), fs->inputs()->end());
     seg.outputs.assign(fs->outputs()->begin(), fs->outputs()->end());
+    // Omitted CPU operator inputs/outputs are nullptr (runtime/cpu_ops/
+    // kernel_util.h); each kernel rejects the ones it requires.
     std::vector<const TensorDesc*> ins, outs;
-    static const TensorDesc kAbsent{};
-    for (uint32_t t : seg.inputs) ins.push_back(t == model::kAbsentInput ? &kAbsent : &m->tensors[t]);
-    for (uint32_t t : seg.outputs) outs.push_back(t == model::kAbsentInput ? &kAbsent : &m->tensors[t]);
+    for (uint32_t t : seg.inputs) ins.push_back(t == model::kAbsentInput ? nullptr : &m->tensors[t]);
+    for (uint32_t t : seg.outputs) outs.push_back(t == model::kAbsentInput ? nullptr : &m->tensors[t]);
     if (const auto* op = fs->kind_as_CpuOp()) {
       seg.op = make_cpu_op(seg.name, *op, data_section);
       seg.profile_name = seg.op.op_type + "_" + seg.name;
@@ -244,10 +264,10 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
       std::vector<drv::FunctionCall> fcs;
       for (const auto* fc : *p->fcs()) {
         fcs.push_back({fc->first(), fc->count(), fc->est_cycles()});
-        seg.est_cycles += fc->est_cycles();
+        seg.est_cycles = sat_add(seg.est_cycles, fc->est_cycles());
       }
       seg.est_us = static_cast<double>(seg.est_cycles) / march->clock_mhz;
-      total_cycles += seg.est_cycles;
+      total_cycles = sat_add(total_cycles, seg.est_cycles);
       std::string why;
       const drv::Status st = m->device->load_program(data_section + p->code()->offset(),
                                                      p->code()->size(), fcs, layout, &seg.program, &why);
@@ -257,8 +277,11 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
     m->segments.push_back(std::move(seg));
   }
   (void)data_size;
-  if (m->estimated_latency_us == 0)
-    m->estimated_latency_us = static_cast<uint32_t>(static_cast<double>(total_cycles) / march->clock_mhz);
+  if (m->estimated_latency_us == 0) {
+    // Saturates at INT32_MAX, the most hbDNNGetEstimateLatency can report.
+    const double us = static_cast<double>(total_cycles) / march->clock_mhz;
+    m->estimated_latency_us = us < 2147483647.0 ? static_cast<uint32_t>(us) : 2147483647u;
+  }
   OBPU_RETURN_IF_ERROR(plan_arena(m.get()));
   *out = std::move(m);
   return Status::Ok();
@@ -379,8 +402,13 @@ Status load_pack(std::vector<std::unique_ptr<FileData>> files, std::unique_ptr<P
     }
     model::FileHeader h;
     std::string why;
-    if (!model::verify_model_file(f.data(), f.size(), &h, &why))
+    model::Rejection kind = model::Rejection::kInvalid;
+    if (!model::verify_model_file(f.data(), f.size(), &h, &why, &kind)) {
+      // A format or ISA version of another toolchain is not damage.
+      if (kind == model::Rejection::kUnsupportedVersion)
+        return error(kIncompatibleModel, which + " is incompatible with this runtime: " + why);
       return error(kInvalidModel, which + " is invalid: " + why);
+    }
     const auto* root = fb::GetModelFile(f.data() + h.meta_offset);
     for (const auto* fm : *root->models()) {
       if (!names.insert(fm->name()->str()).second)

@@ -384,5 +384,69 @@ TEST(CpuOpsErrors, TableSweepNeverCrashes) {
          all_cpu_ops().size(), created, rejected);
 }
 
+// Every operator of the table with one input or output absent at a time
+// (robustness finding 8, docs/robustness.md): an absent tensor the operator
+// requires is rejected at creation with kInvalidModel naming the node; an
+// optional one runs. Absent is nullptr for the kernels' own create and a
+// default TensorDesc through create_cpu_kernel (the loader's and the
+// converter's forms); the run gets a CpuTensor without desc or data, so any
+// read of it would crash.
+TEST(CpuOpsErrors, TableSweepAbsentTensorsNeverCrash) {
+  QuietLog quiet;
+  const std::vector<std::vector<std::vector<int64_t>>> shapes = {
+      {{2, 3}},
+      {{2, 3}, {2, 3}},
+      {{2, 3}, {3}},
+      {{1, 3, 4, 4}, {2, 3, 3, 3}, {2}},
+      {{2, 3}, {1}, {1}, {1}, {1}},
+      {{2, 3}, {2, 3}, {2, 3}, {2, 3}, {2, 3}},
+      {{1, 2, 3}, {1, 12, 3}, {1, 12, 4}, {1, 24}, {2}, {1, 2, 4}, {1, 2, 4}, {1, 12}},
+  };
+  const std::vector<std::vector<std::vector<int64_t>>> outs = {
+      {{2, 3}}, {{2, 3}, {2, 3}}, {{2, 3}, {2, 3}, {2, 3}}, {{1, 2, 2, 2}}, {{1, 1, 2, 4}, {1, 2, 4}}};
+  const TensorDesc none;
+  int created = 0, rejected = 0;
+  for (const auto& e : all_cpu_ops())
+    for (const auto& ins : shapes)
+      for (const auto& os : outs)
+        for (int32_t ty : {kF32, kS64})
+          for (size_t absent = 0; absent < ins.size() + os.size(); ++absent)
+            for (bool default_desc : {false, true}) {
+              CpuOpDef d = op(e.op_type, std::string("absent_") + e.op_type);
+              d.domain = e.domain;
+              std::vector<T> in_t, out_t;
+              for (const auto& sh : ins) in_t.emplace_back(ty, sh);
+              for (const auto& sh : os) out_t.emplace_back(ty, sh);
+              std::vector<const TensorDesc*> di, dout;
+              std::vector<CpuTensor> ti, tout;
+              for (size_t i = 0; i < in_t.size(); ++i) {
+                const bool gone = i == absent;
+                di.push_back(gone ? (default_desc ? &none : nullptr) : &in_t[i].desc);
+                ti.push_back(gone ? CpuTensor{} : in_t[i].cpu());
+              }
+              for (size_t i = 0; i < out_t.size(); ++i) {
+                const bool gone = ins.size() + i == absent;
+                dout.push_back(gone ? (default_desc ? &none : nullptr) : &out_t[i].desc);
+                tout.push_back(gone ? CpuTensor{} : out_t[i].cpu());
+              }
+              std::unique_ptr<CpuKernel> k;
+              const Status st =
+                  default_desc ? create_cpu_kernel(d, di, dout, &k) : e.create(d, di, dout, &k);
+              if (!st.ok()) {
+                ++rejected;
+                ASSERT_EQ(st.code(), kInvalidModel) << e.op_type;
+                ASSERT_NE(st.message().find(d.name), std::string::npos) << e.op_type << ": " << st.message();
+                continue;
+              }
+              ++created;
+              ASSERT_TRUE(k != nullptr);
+              const Status rs = k->run(ti, tout);
+              if (!rs.ok()) {
+                EXPECT_NE(rs.message().find(d.name), std::string::npos) << e.op_type << ": " << rs.message();
+              }
+            }
+  printf("[absent sweep] %d definitions created and ran, %d rejected\n", created, rejected);
+}
+
 }  // namespace
 }  // namespace openbpu::rt::test

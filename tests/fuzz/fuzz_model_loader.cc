@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "bpu_sim/isa/codec.h"
-#include "bpu_sim/isa/march.h"
 #include "dnn/hb_dnn.h"
 #include "dnn/hb_dnn_ext.h"
 #include "dnn/hb_dnn_status.h"
@@ -80,100 +79,17 @@ struct Budget {
 
 // ---- Known-bug filters -----------------------------------------------------
 // Open findings (docs/robustness.md) that the fuzzer would otherwise hit on
-// almost every run, hiding everything else. Each filter skips what triggers
-// one finding; remove it with the fix. OPENBPU_FUZZ_NO_FILTERS=1 (and the
+// almost every run, hiding everything else: each filter skips what triggers
+// one finding and goes with its fix. None is open; add one (with the input in
+// known_bugs/) for the next crasher. OPENBPU_FUZZ_NO_FILTERS=1 (and the
 // replay test) disables them all.
 bool g_filters = true;
 
-bool image_type(int t) { return t >= 0 && t <= 5; }
-
 // Findings triggered when a model runs; returns the first that applies.
-const char* run_filter(const fb::Model& m) {
-  const auto* tensors = m.tensors();
-  const auto nt = tensors->size();
-  auto tensor = [&](uint32_t i) { return i < nt ? tensors->Get(i) : nullptr; };
-  for (const auto* t : *tensors) {
-    const int type = static_cast<int>(t->data_type());
-    const int esize = model::data_type_size(type);
-    const auto* aligned = t->aligned_shape();
-    double elems = 1;
-    for (int32_t d : *aligned) elems *= d;
-    // Strides checked per dimension, not summed (strides_sum_past_the_tensor).
-    if (const auto* st = t->strides(); st != nullptr && st->size() == aligned->size() && !image_type(type)) {
-      double extent = esize;
-      bool all = true;
-      for (uint32_t d = 0; d < st->size(); ++d) {
-        all = all && st->Get(d) != 0;
-        extent += static_cast<double>(aligned->Get(d) - 1) * static_cast<double>(st->Get(d));
-      }
-      if (all && extent > static_cast<double>(t->aligned_byte_size())) return "strides sum";
-    }
-    // Dense image tensors smaller than their shape (rgb_tensor_smaller_than_its_shape).
-    if (type >= 3 && type <= 5 && static_cast<double>(t->aligned_byte_size()) < elems) return "image size";
-  }
-  // Image tensors read or written as dense tensors (cpu_op_reads_nv12_input).
-  for (const auto* s : *m.segments())
-    if (s->kind_as_CpuOp() != nullptr)
-      for (const auto* list : {s->inputs(), s->outputs()})
-        if (list != nullptr)
-          for (uint32_t i : *list)
-            if (tensor(i) != nullptr && image_type(static_cast<int>(tensor(i)->data_type())))
-              return "image tensor in a CPU operator";
-  for (const auto* o : *m.outputs())
-    if (tensor(o->tensor()) != nullptr && image_type(static_cast<int>(tensor(o->tensor())->data_type())))
-      return "image output";
-  // Omitted inputs reach the kernels as empty descs, not nullptr
-  // (identity_with_omitted_input); only Clip's optional bounds are known safe.
-  for (const auto* s : *m.segments()) {
-    const auto* op = s->kind_as_CpuOp();
-    if (op == nullptr || s->inputs() == nullptr) continue;
-    for (uint32_t k = 0; k < s->inputs()->size(); ++k)
-      if (s->inputs()->Get(k) == model::kAbsentInput && !(op->op_type()->str() == "Clip" && k > 0))
-        return "omitted input";
-  }
-  // NV12/Y inputs whose byte size is not the tight image
-  // (nv12_aligned_byte_size_above_the_image).
-  for (const auto* in : *m.inputs()) {
-    const auto* t = tensor(in->tensor());
-    if (t == nullptr) continue;
-    const int type = static_cast<int>(t->data_type());
-    const std::vector<int64_t> v(t->valid_shape()->begin(), t->valid_shape()->end());
-    if ((type == 0 || type == 1 || type == 2) && v.size() == 4) {
-      const bool nhwc = t->layout() == fb::Layout::NHWC;
-      const double hw = static_cast<double>(v[nhwc ? 1 : 2]) * static_cast<double>(v[nhwc ? 2 : 3]);
-      if (static_cast<double>(t->aligned_byte_size()) != (type == 0 ? hw : hw * 3 / 2)) return "image input size";
-    }
-  }
-  return nullptr;
-}
+const char* run_filter(const fb::Model& /*m*/) { return nullptr; }
 
 // Findings triggered by loading alone: the whole input is skipped.
-const char* load_filter(const uint8_t* data, size_t size) {
-  model::FileHeader h;
-  std::string err;
-  if (!model::verify_model_file(data, size, &h, &err)) return nullptr;
-  for (const auto* m : *fb::GetModelFile(data + h.meta_offset)->models()) {
-    // A name with a NUL is listed truncated and cannot be found again
-    // (model_name_with_nul).
-    if (std::memchr(m->name()->data(), 0, m->name()->size()) != nullptr) return "name with NUL";
-    uint64_t cycles = 0;  // wraps like the loader's sum
-    for (const auto* s : *m->segments()) {
-      if (const auto* op = s->kind_as_CpuOp(); op != nullptr && op->attrs() != nullptr)
-        for (const auto* a : *op->attrs()) {
-          const int type = static_cast<int>(a->type());
-          if (type < 1 || type > 7) return "attribute type";  // cpu_attribute_type_200
-        }
-      if (const auto* p = s->kind_as_BpuProgram())
-        for (const auto* fc : *p->fcs()) cycles += fc->est_cycles();
-    }
-    // Latency estimate overflowing uint32 (fc_cycle_estimates_2pow62).
-    const isa::MarchInfo* march = isa::find_march(m->march()->str());
-    if (m->estimated_latency_us() == 0 && march != nullptr &&
-        static_cast<double>(cycles) / march->clock_mhz >= 4294967296.0)
-      return "cycle estimate";
-  }
-  return nullptr;
-}
+const char* load_filter(const uint8_t* /*data*/, size_t /*size*/) { return nullptr; }
 
 // Work and memory of each model of a file that verifies, by model name.
 std::map<std::string, Budget> budgets(const uint8_t* data, size_t size) {

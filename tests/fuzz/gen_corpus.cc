@@ -2,11 +2,14 @@
 // fuzz_gen_corpus <dir>: writes the committed fuzz corpora from the
 // writer-built test models (tests/common/test_models.h):
 //   <dir>/corpus/      seeds: valid files that load and run (all instruction
-//                      kinds, CPU operators, a packed file), each < 20 KB
+//                      kinds, CPU operators, a packed file, models of fixed
+//                      findings that run safely), each < 20 KB
 //   <dir>/reject/      files that must be rejected, named for what is wrong
+//                      (with the models of fixed findings, tests/robustness/
+//                      known_bug_models.h)
 //   <dir>/known_bugs/  files that must be rejected once the open findings of
-//                      docs/robustness.md are fixed (tests/robustness/
-//                      known_bug_models.h); fuzzer crashers go here too
+//                      docs/robustness.md are fixed; fuzzer crashers go here
+//                      too (by hand) until fixed
 // Run it after a format change and commit the result (docs/robustness.md).
 #include <cstdio>
 #include <string>
@@ -132,7 +135,7 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
   b.seed = 2;
   b.h = 12;
   b.w = 6;
-  return {
+  std::vector<std::pair<std::string, Bytes>> out = {
       {"tiny_cnn.bin", tiny()},
       {"nv12_classifier.bin", nv12()},
       {"packed_tiny_tinyb_nv12.bin", t::pack_models({tiny(), b.build(), nv12()})},
@@ -141,6 +144,8 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
       {"tiny_onnx_ops.bin", t::known_bugs::onnx_ops_chain()},
       {"tiny_clip_omitted_min.bin", t::known_bugs::clip_with_omitted_min()},
   };
+  for (auto& f : t::known_bugs::accepted()) out.push_back(std::move(f));
+  return out;
 }
 
 std::vector<std::pair<std::string, Bytes>> rejects() {
@@ -230,6 +235,7 @@ std::vector<std::pair<std::string, Bytes>> rejects() {
     v += "PACKED_HBM_MODEL" + std::string(64, '\x5a') + "\x42\x0cHBDK_VERSION\x12\x06" + "3.49.15";
     add("vendor_hbdk_model", Bytes(v.begin(), v.end()));
   }
+  for (auto& f : t::known_bugs::rejected()) out.push_back(std::move(f));
   return out;
 }
 
@@ -259,6 +265,6 @@ int main(int argc, char** argv) {
   }
   const std::string dir = argv[1];
   const bool ok = write_all(dir + "/corpus", seeds()) && write_all(dir + "/reject", rejects()) &&
-                  write_all(dir + "/known_bugs", openbpu::testing::known_bugs::all());
+                  write_all(dir + "/known_bugs", openbpu::testing::known_bugs::open());
   return ok ? 0 : 1;
 }

@@ -659,6 +659,13 @@ static void test_task_handles(void) {
   EXPECT_RC(hbDNNGetTaskEstimateStartTime(&est, NULL), HB_DNN_INVALID_ARGUMENT);
   p.bpuCoreId = -1;
   EXPECT_RC(hbDNNGetTaskEstimateStartTime(&est, &p), HB_DNN_INVALID_ARGUMENT);
+  /* The core mask rule of hbDNNInfer: bernoulli2 has cores 0 and 1. */
+  p.bpuCoreId = 4;
+  EXPECT_RC(hbDNNGetTaskEstimateStartTime(&est, &p), HB_DNN_INVALID_ARGUMENT);
+  p.bpuCoreId = INT32_MAX;
+  EXPECT_RC(hbDNNGetTaskEstimateStartTime(&est, &p), HB_DNN_INVALID_ARGUMENT);
+  p.bpuCoreId = HB_BPU_CORE_0 | HB_BPU_CORE_1;
+  EXPECT_RC(hbDNNGetTaskEstimateStartTime(&est, &p), 0);
   p = default_param();
   EXPECT_RC(hbDNNGetTaskEstimateStartTime(&est, &p), 0);
   CHECK(est >= 0);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Models the loader accepts although it should not (open findings of the
-// robustness suite, docs/robustness.md): used by the DISABLED_ tests of
-// loader_reject_test.cc and written to tests/fuzz/known_bugs/ by
-// fuzz_gen_corpus. Each builder documents the defect it reproduces.
+// Models reproducing the findings of the robustness suite (docs/robustness.md):
+// the loader used to accept them although running them read or wrote outside
+// a buffer or had undefined behaviour. Used by the findings' tests in
+// loader_reject_test.cc and written by fuzz_gen_corpus to tests/fuzz/reject/
+// (rejected()) or tests/fuzz/corpus/ (accepted(): they load and run safely).
+// Each builder documents the defect it reproduces. A new finding adds its
+// builder to open() (written to known_bugs/) until it is fixed.
 #ifndef OPENBPU_TESTS_ROBUSTNESS_KNOWN_BUG_MODELS_H_
 #define OPENBPU_TESTS_ROBUSTNESS_KNOWN_BUG_MODELS_H_
 
@@ -17,7 +20,8 @@
 namespace openbpu::testing::known_bugs {
 
 // A CPU operator reading an NV12 tensor as if it were dense: the (1,3,32,32)
-// NV12 input holds 1536 bytes, Identity reads 3072 from the caller's buffer.
+// NV12 input holds 1536 bytes, Identity read 3072 from the caller's buffer.
+// Rejected: CPU operators take no NV12/Y tensors (schema/verify.cc).
 inline Bytes cpu_op_reads_nv12_input() {
   ModelEdit e(Nv12Classifier{}.build());
   e.model().tensors.push_back(dense_tensor("image_u8", fb::DataType::U8, 1, {1, 3, 32, 32}));
@@ -29,7 +33,8 @@ inline Bytes cpu_op_reads_nv12_input() {
 }
 
 // An RGB tensor whose alignedByteSize (1) is smaller than its shape (192
-// elements): image types skip that check, Quantize reads 192 bytes.
+// elements): image types skipped that check, Quantize read 192 bytes.
+// Rejected: only NV12/Y are exempt now.
 inline Bytes image_tensor_smaller_than_shape() {
   ModelEdit e(TinyCnn{}.build());
   e.tensor(0).data_type = fb::DataType::IMG_RGB;
@@ -39,7 +44,8 @@ inline Bytes image_tensor_smaller_than_shape() {
 }
 
 // Strides checked per dimension but not summed: (1,4,4,4) F32 output with
-// strides (256,84,84,84) passes, its last element is at byte 756 of 256.
+// strides (256,84,84,84) passed, its last element is at byte 756 of 256.
+// Rejected: the verifier sums the strides.
 inline Bytes strides_sum_past_tensor() {
   ModelEdit e(TinyCnn{}.build());
   e.tensor(3).strides = {256, 84, 84, 84};
@@ -47,8 +53,10 @@ inline Bytes strides_sum_past_tensor() {
 }
 
 // An NV12 input whose alignedByteSize (8192) exceeds the tight image (1536):
-// the BPU region is 8192 bytes, the program reads the UV plane at 7680, but
-// hbDNNInfer binds a caller's buffer of 1536 bytes directly.
+// the BPU region is 8192 bytes, the program reads the UV plane at 7680, and
+// hbDNNInfer used to bind a caller's buffer of 1536 bytes directly. Loads and
+// runs: hbDNNInfer stages a buffer smaller than alignedByteSize
+// (runtime/engine/engine.cc bind_input).
 inline Bytes nv12_aligned_byte_size_above_image() {
   ModelEdit e(Nv12Classifier{}.build());
   e.tensor(0).aligned_byte_size = 8192;
@@ -60,7 +68,7 @@ inline Bytes nv12_aligned_byte_size_above_image() {
 
 // A CPU operator attribute of type 200 (AttrType has 1..7): cast to the
 // runtime's AttrValue::Type enum, undefined behaviour (UBSan "load of value
-// 200, which is not a valid value for type 'Type'").
+// 200, which is not a valid value for type 'Type'"). Rejected by the verifier.
 inline Bytes attribute_type_200() {
   ModelEdit e(TinyCnn{}.build());
   auto a = std::make_unique<fb::AttrT>();
@@ -71,17 +79,19 @@ inline Bytes attribute_type_200() {
   return e.finish();
 }
 
-// Function-call cycle estimates of 2^62: the latency estimates overflow their
-// int32/uint32 conversions (undefined behaviour, negative estimates).
+// Function-call cycle estimates of 2^62: the latency estimates overflowed
+// their int32/uint32 conversions (undefined behaviour, negative estimates).
+// Loads and runs: the estimates saturate at INT32_MAX microseconds.
 inline Bytes cycle_estimates_2pow62() {
   ModelEdit e(TinyCnn{}.build());
   for (auto& fc : e.bpu().fcs) fc = fb::FunctionCall(fc.first(), fc.count(), uint64_t{1} << 62);
   return e.finish();
 }
 
-// A model name with a NUL byte: hbDNNGetModelNameList returns it cut at the
-// NUL, and hbDNNGetModelHandle cannot find the model under that name (two
-// such models may even list the same name). Found by the fuzzer.
+// A model name with a NUL byte: hbDNNGetModelNameList returned it cut at the
+// NUL, and hbDNNGetModelHandle could not find the model under that name (two
+// such models may even list the same name). Found by the fuzzer. Rejected by
+// the verifier (tensor names alike).
 inline Bytes model_name_with_nul() {
   ModelEdit e(TinyCnn{}.build());
   e.model().name = std::string("tiny\0cnn", 8);
@@ -100,9 +110,10 @@ inline Bytes clip_with_omitted_min() {
 }
 
 // Identity whose only (required) input is omitted, into a one-element
-// output: the loader passes the kernel an empty TensorDesc (not the nullptr
-// the CPU operator library uses for absent inputs), the kernel is created for
-// a float scalar and copies from a NULL buffer at run time. Must be rejected.
+// output: the loader passed the kernel an empty TensorDesc (not the nullptr
+// the CPU operator library uses for absent inputs), the kernel was created
+// for a float scalar and copied from a NULL buffer at run time. Rejected: the
+// kernels get nullptr for absent tensors and refuse missing required ones.
 inline Bytes identity_with_omitted_input() {
   ModelEdit e(TinyCnn{}.build());
   e.model().tensors.push_back(dense_tensor("one", fb::DataType::F32, 4, {1}, fb::Layout::NONE));
@@ -173,19 +184,19 @@ inline Bytes onnx_ops_chain(bool misalign = false) {
   return e.finish();
 }
 
-// Bug: constant tensor data may sit at any offset of the data section
-// (schema/verify.cc checks only that it lies inside), but the CPU operators
-// read it in place as typed arrays ("Data pointers must be aligned to the
-// element size", docs/cpu_ops.md): the float constant of Add at an odd
-// offset is a misaligned load (UBSan alignment). Fix: require constant data
-// aligned to its element size (the writer aligns blobs to 64).
+// Constant tensor data at any offset of the data section (schema/verify.cc
+// checked only that it lies inside), but the CPU operators read it in place
+// as typed arrays ("Data pointers must be aligned to the element size",
+// docs/cpu_ops.md): the float constant of Add at an odd offset was a
+// misaligned load (UBSan alignment). Rejected: constant data must be aligned
+// to its element size (the writer aligns blobs to 64).
 inline Bytes misaligned_constant_tensor() { return onnx_ops_chain(/*misalign=*/true); }
 
 // ReduceSum of the int64 constant {2^62, 2^62}: the sum, computed in double,
-// is 2^63, which runtime/cpu_ops/reduce.cc clamps to
-// min(double(INT64_MAX), r) = 2^63 (INT64_MAX is not a double) and converts
-// to int64: undefined behaviour (float-cast-overflow), INT64_MIN on x86.
-// Output: model output 1, int64 [1].
+// is 2^63, which runtime/cpu_ops/reduce.cc clamped to
+// min(double(INT64_MAX), r) = 2^63 (INT64_MAX is not a double) and converted
+// to int64: undefined behaviour (float-cast-overflow), INT64_MIN on x86. Now
+// saturates to INT64_MAX. Output: model output 1, int64 [1].
 inline Bytes reduce_sum_int64_overflow() {
   ModelEdit e(TinyCnn{}.build());
   auto& m = e.model();
@@ -203,20 +214,61 @@ inline Bytes reduce_sum_int64_overflow() {
   return e.finish();
 }
 
-// All of them, with the file names fuzz_gen_corpus gives them.
-inline std::vector<std::pair<std::string, Bytes>> all() {
+// The nv12 classifier compiled for 3 BPU cores (metadata "--core-num 3"):
+// more than bernoulli2's 2. Rejected at load (HB_DNN_INCOMPATIBLE_MODEL), not
+// at every hbDNNInfer.
+inline Bytes core_num_above_the_platform() {
+  Nv12Classifier n;
+  n.core_num = 3;
+  return n.build();
+}
+
+// TinyCnn with 64 more outputs (Identity copies of its output) that each
+// declare 2^34 bytes (the format's limit per tensor): 1 TiB of staging in the
+// task arena. The simulator zero-fills allocations, so running it would be
+// killed by the OOM killer; the load fails with HB_DNN_OUT_OF_MEMORY.
+inline Bytes task_memory_above_the_host() {
+  ModelEdit e(TinyCnn{}.build());
+  auto& m = e.model();
+  for (int i = 0; i < 64; ++i) {
+    auto t = dense_tensor("huge_" + std::to_string(i), fb::DataType::F32, 4, {1, 4, 4, 4});
+    t->aligned_byte_size = int64_t{1} << 34;
+    m.tensors.push_back(std::move(t));
+    const uint32_t idx = static_cast<uint32_t>(m.tensors.size() - 1);
+    m.segments.push_back(cpu_segment("copy_" + std::to_string(i), "", "Identity", {3}, {idx}));
+    auto o = std::make_unique<fb::OutputT>();
+    o->tensor = idx;
+    m.outputs.push_back(std::move(o));
+  }
+  return e.finish();
+}
+
+// Fixed findings the loader now rejects, with their file names in reject/.
+inline std::vector<std::pair<std::string, Bytes>> rejected() {
   return {
       {"cpu_op_reads_nv12_input.bin", cpu_op_reads_nv12_input()},
       {"rgb_tensor_smaller_than_its_shape.bin", image_tensor_smaller_than_shape()},
       {"strides_sum_past_the_tensor.bin", strides_sum_past_tensor()},
-      {"nv12_aligned_byte_size_above_the_image.bin", nv12_aligned_byte_size_above_image()},
       {"cpu_attribute_type_200.bin", attribute_type_200()},
-      {"fc_cycle_estimates_2pow62.bin", cycle_estimates_2pow62()},
       {"model_name_with_nul.bin", model_name_with_nul()},
       {"identity_with_omitted_input.bin", identity_with_omitted_input()},
       {"misaligned_constant_tensor.bin", misaligned_constant_tensor()},
+      {"core_num_3_on_bernoulli2.bin", core_num_above_the_platform()},
+      {"task_memory_1tib.bin", task_memory_above_the_host()},
   };
 }
+
+// Fixed findings whose models now load and run safely, with their file names
+// in corpus/.
+inline std::vector<std::pair<std::string, Bytes>> accepted() {
+  return {
+      {"nv12_aligned_byte_size_above_the_image.bin", nv12_aligned_byte_size_above_image()},
+      {"fc_cycle_estimates_2pow62.bin", cycle_estimates_2pow62()},
+  };
+}
+
+// Open findings (known_bugs/): none.
+inline std::vector<std::pair<std::string, Bytes>> open() { return {}; }
 
 }  // namespace openbpu::testing::known_bugs
 

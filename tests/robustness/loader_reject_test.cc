@@ -30,6 +30,7 @@
 #include "dnn/hb_dnn_status.h"
 #include "dnn/hb_sys.h"
 #include "schema/format.h"
+#include "schema/verify.h"
 #include "schema/writer.h"
 #include "tests/common/test_models.h"
 #include "tests/robustness/known_bug_models.h"
@@ -311,25 +312,18 @@ TEST(LoaderReject, BadMagic) {
   EXPECT_TRUE(Rejected(noise, HB_DNN_INVALID_MODEL, "bad magic"));
 }
 
-TEST(LoaderReject, FormatMajorVersionIsRejected) {
-  for (uint64_t major : {0ull, 2ull, 0xFFFFull}) {
-    const Outcome o = load_ddr(with_field(tiny(), kMajor, major));
-    EXPECT_NE(o.rc, HB_DNN_SUCCESS) << "major " << major;
-    EXPECT_NE(o.log.find("unsupported model format version"), std::string::npos) << o.log;
-  }
-}
-
 // A file of another format major version was built by another (newer or
 // older) toolchain: hb_dnn.h documents HB_DNN_INCOMPATIBLE_MODEL for that, and
 // HBDNN_API.md section 4 describes the code as "model built for ... another
-// builder version". The runtime returns HB_DNN_INVALID_MODEL (schema/format.cc
-// parse_header, mapped in runtime/loader/loader.cc load_pack). Disabled until
-// the loader distinguishes "unsupported version" from "damaged".
-TEST(LoaderReject, DISABLED_FormatMajorVersionIsIncompatible) {
+// builder version" (schema/format.cc parse_header reports the version as
+// unsupported, runtime/loader/loader.cc load_pack maps it).
+TEST(LoaderReject, FormatMajorVersionIsIncompatible) {
   for (uint64_t major : {0ull, 2ull, 0xFFFFull})
     EXPECT_TRUE(Rejected(with_field(tiny(), kMajor, major), HB_DNN_INCOMPATIBLE_MODEL,
                          "unsupported model format version"))
         << "major " << major;
+  EXPECT_TRUE(Rejected(with_field(tiny(), kMajor, 2), HB_DNN_INCOMPATIBLE_MODEL, "upgrade the runtime"));
+  EXPECT_TRUE(Rejected(with_field(tiny(), kMajor, 0), HB_DNN_INCOMPATIBLE_MODEL, "rebuild the model"));
 }
 
 TEST(LoaderReject, FormatMinorVersionIsCompatible) {
@@ -354,6 +348,8 @@ TEST(LoaderReject, HeaderRangesOutOfTheFile) {
        "metadata range out of the file"},
       // Metadata that starts inside the flatbuffer, not at its root.
       {kMetaOffset, {meta_offset + 8, meta_offset + 64}, "is invalid"},
+      // flatbuffers' alignment rules are relative to the metadata start.
+      {kMetaOffset, {meta_offset + 4, meta_offset + 12, meta_offset + 1}, "is not 8-byte aligned"},
       {kMetaSize, {0, 7, size, size - meta_offset + 1, 1ull << 63, kU64Max, kU64Max - 62},
        "metadata range out of the file"},
       {kMetaSize, {8, 16, 100}, "metadata failed flatbuffers verification"},
@@ -835,22 +831,38 @@ TEST(LoaderReject, BpuProgramFields) {
 }
 
 // ISA version 2 is a program for a newer BPU instruction set: a newer
-// toolchain's model, i.e. HB_DNN_INCOMPATIBLE_MODEL by hb_dnn.h; the runtime
-// returns HB_DNN_INVALID_MODEL (schema/verify.cc "ISA version ... is not
-// supported"). The enabled test checks the rejection, the disabled one the
-// documented code.
-TEST(LoaderReject, IsaVersion2IsRejected) {
-  Edit e(tiny());
-  e.bpu().isa_version = 2;
-  const Outcome o = load_ddr(e.finish());
-  EXPECT_NE(o.rc, HB_DNN_SUCCESS);
-  EXPECT_NE(o.log.find("ISA version 2 is not supported"), std::string::npos) << o.log;
+// toolchain's model, i.e. HB_DNN_INCOMPATIBLE_MODEL by hb_dnn.h
+// (schema/verify.cc; ISA version 0 is a damaged file, BpuProgramFields).
+TEST(LoaderReject, IsaVersion2IsIncompatible) {
+  for (uint32_t version : {2u, 0xFFFFFFFFu}) {
+    Edit e(tiny());
+    e.bpu().isa_version = version;
+    EXPECT_TRUE(Rejected(e.finish(), HB_DNN_INCOMPATIBLE_MODEL,
+                         "ISA version " + std::to_string(version) + " is not supported"));
+  }
 }
 
-TEST(LoaderReject, DISABLED_IsaVersion2IsIncompatible) {
-  Edit e(tiny());
-  e.bpu().isa_version = 2;
-  EXPECT_TRUE(Rejected(e.finish(), HB_DNN_INCOMPATIBLE_MODEL, "ISA version 2"));
+// A program compiled for more BPU cores than the platform has (bernoulli2: 2)
+// is another build's model: rejected at load, not at every hbDNNInfer
+// (runtime/loader/loader.cc build_model, runtime/engine/engine.cc
+// model_core_num reads the core count from the build metadata).
+TEST(LoaderReject, CoreNumAboveThePlatformIsIncompatible) {
+  EXPECT_TRUE(Rejected(kb::core_num_above_the_platform(), HB_DNN_INCOMPATIBLE_MODEL,
+                       "was compiled for 3 BPU cores (core_num); the BERNOULLI2 BPU has 2"));
+  Edit e(nv12());
+  openbpu::model::set_metadata(&e.model(), "CORE_NUM", "4");
+  EXPECT_TRUE(Rejected(e.finish(), HB_DNN_INCOMPATIBLE_MODEL, "compiled for 4 BPU cores"));
+  // core_num 2 fits bernoulli2.
+  openbpu::testing::Nv12Classifier two;
+  two.core_num = 2;
+  EXPECT_TRUE(Loads(two.build()));
+}
+
+// Declared tensor sizes beyond what the host can allocate (1 TiB of staging
+// copies): HB_DNN_OUT_OF_MEMORY at load, instead of the OOM killer when the
+// simulator zero-fills the task memory at the first hbDNNInfer.
+TEST(LoaderReject, TaskMemoryAboveTheHostIsOutOfMemory) {
+  EXPECT_TRUE(Rejected(kb::task_memory_above_the_host(), HB_DNN_OUT_OF_MEMORY, "bytes of task memory"));
 }
 
 // ===========================================================================
@@ -1359,30 +1371,32 @@ TEST(LoaderReject, PreprocessInstruction) {
 }
 
 // ===========================================================================
-// Known bugs (docs/robustness.md, "Open findings"): models the loader accepts
-// although running them reads or writes outside a buffer, or has undefined
-// behaviour. Each test states the expected rejection; while the model still
-// loads it also runs one inference with exact-size buffers, so that an ASan
-// build shows the memory error. Disabled until fixed (run them with
-// --gtest_also_run_disabled_tests).
+// Findings (docs/robustness.md, "Fixed findings"): models the loader used to
+// accept although running them read or wrote outside a buffer, or had
+// undefined behaviour. Each test states the expected rejection; should a model
+// load again it also runs one inference with exact-size buffers, so that an
+// ASan build shows the memory error.
 
 // Runs model 0 of `bytes` once with zero-filled, malloc'ed buffers of the
 // smallest size hbDNNInfer accepts (tight planes for NV12/Y inputs, with
 // alignedShape = validShape; alignedByteSize otherwise), so that ASan sees
-// every access past them.
-void run_with_exact_buffers(const Bytes& bytes) {
+// every access past them. Returns the code of hbDNNInfer, else of
+// hbDNNWaitTaskDone.
+int32_t run_with_exact_buffers(const Bytes& bytes) {
   hbPackedDNNHandle_t pack = nullptr;
   const void* data = bytes.data();
   int32_t len = static_cast<int32_t>(bytes.size());
-  ASSERT_EQ(hbDNNInitializeFromDDR(&pack, &data, &len, 1), HB_DNN_SUCCESS);
+  int32_t rc = hbDNNInitializeFromDDR(&pack, &data, &len, 1);
+  EXPECT_EQ(rc, HB_DNN_SUCCESS);
+  if (rc != HB_DNN_SUCCESS) return rc;
   const char** names = nullptr;
   int32_t count = 0;
   hbDNNHandle_t h = nullptr;
-  ASSERT_EQ(hbDNNGetModelNameList(&names, &count, pack), HB_DNN_SUCCESS);
-  ASSERT_EQ(hbDNNGetModelHandle(&h, pack, names[0]), HB_DNN_SUCCESS);
+  EXPECT_EQ(hbDNNGetModelNameList(&names, &count, pack), HB_DNN_SUCCESS);
+  EXPECT_EQ(hbDNNGetModelHandle(&h, pack, names[0]), HB_DNN_SUCCESS);
   int32_t nin = 0, nout = 0;
-  ASSERT_EQ(hbDNNGetInputCount(&nin, h), HB_DNN_SUCCESS);
-  ASSERT_EQ(hbDNNGetOutputCount(&nout, h), HB_DNN_SUCCESS);
+  EXPECT_EQ(hbDNNGetInputCount(&nin, h), HB_DNN_SUCCESS);
+  EXPECT_EQ(hbDNNGetOutputCount(&nout, h), HB_DNN_SUCCESS);
   std::vector<hbDNNTensor> in(static_cast<size_t>(nin)), out(static_cast<size_t>(nout));
   auto fill = [](hbDNNTensor* t, size_t size) {
     t->sysMem[0].virAddr = std::calloc(size, 1);
@@ -1391,7 +1405,7 @@ void run_with_exact_buffers(const Bytes& bytes) {
   };
   for (int32_t i = 0; i < nin; ++i) {
     hbDNNTensor& t = in[static_cast<size_t>(i)];
-    ASSERT_EQ(hbDNNGetInputTensorProperties(&t.properties, h, i), HB_DNN_SUCCESS);
+    EXPECT_EQ(hbDNNGetInputTensorProperties(&t.properties, h, i), HB_DNN_SUCCESS);
     const int32_t type = t.properties.tensorType;
     if (type == HB_DNN_IMG_TYPE_NV12 || type == HB_DNN_IMG_TYPE_Y) {
       t.properties.alignedShape = t.properties.validShape;
@@ -1405,20 +1419,22 @@ void run_with_exact_buffers(const Bytes& bytes) {
   }
   for (int32_t i = 0; i < nout; ++i) {
     hbDNNTensor& t = out[static_cast<size_t>(i)];
-    ASSERT_EQ(hbDNNGetOutputTensorProperties(&t.properties, h, i), HB_DNN_SUCCESS);
+    EXPECT_EQ(hbDNNGetOutputTensorProperties(&t.properties, h, i), HB_DNN_SUCCESS);
     fill(&t, static_cast<size_t>(t.properties.alignedByteSize));
   }
   hbDNNTaskHandle_t task = nullptr;
   hbDNNInferCtrlParam param;
   HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&param);
   hbDNNTensor* outp = out.data();
-  if (hbDNNInfer(&task, &outp, in.data(), h, &param) == HB_DNN_SUCCESS) {
-    hbDNNWaitTaskDone(task, 0);
+  rc = hbDNNInfer(&task, &outp, in.data(), h, &param);
+  if (rc == HB_DNN_SUCCESS) {
+    rc = hbDNNWaitTaskDone(task, 0);
     EXPECT_EQ(hbDNNReleaseTask(task), HB_DNN_SUCCESS);
   }
   for (auto& t : in) std::free(t.sysMem[0].virAddr);
   for (auto& t : out) std::free(t.sysMem[0].virAddr);
   EXPECT_EQ(hbDNNRelease(pack), HB_DNN_SUCCESS);
+  return rc;
 }
 
 void expect_rejected_else_run(const Bytes& bytes, int32_t code, const std::string& needle) {
@@ -1427,69 +1443,90 @@ void expect_rejected_else_run(const Bytes& bytes, int32_t code, const std::strin
   if (o.rc == HB_DNN_SUCCESS) run_with_exact_buffers(bytes);
 }
 
-// Bug: a CPU operator may read an NV12 (or Y) tensor as if it were dense:
-// (1,3,32,32) NV12 holds 1536 bytes, Identity reads 3072 from the caller's
-// buffer. Fix: reject CPU segments over NV12/Y tensors (schema/verify.cc or
-// runtime/loader/loader.cc build_model).
-TEST(LoaderReject, DISABLED_CpuOperatorOnAnNv12InputIsRejected) {
-  expect_rejected_else_run(kb::cpu_op_reads_nv12_input(), HB_DNN_INVALID_MODEL, "image_u8");
+// Finding 1: a CPU operator read an NV12 (or Y) tensor as if it were dense:
+// (1,3,32,32) NV12 holds 1536 bytes, Identity read 3072 from the caller's
+// buffer. CPU segments over NV12/Y tensors are rejected (schema/verify.cc),
+// and so are NV12/Y model outputs (copied out as dense tensors).
+TEST(LoaderReject, CpuOperatorOnAnNv12InputIsRejected) {
+  expect_rejected_else_run(kb::cpu_op_reads_nv12_input(), HB_DNN_INVALID_MODEL,
+                           "segment 0 'image_copy' (Identity): input 0 is tensor 0 'data', an NV12/Y image");
+  Edit out(nv12());
+  out.model().outputs[0]->tensor = 0;
+  EXPECT_TRUE(Rejected(out.finish(), HB_DNN_INVALID_MODEL, "output 0: tensor 0 'data' is an NV12/Y image"));
+  Edit y(nv12());
+  y.tensor(0).data_type = fb::DataType::IMG_Y;
+  y.model().tensors.push_back(openbpu::testing::dense_tensor("image_u8", fb::DataType::U8, 1, {1, 3, 32, 32}));
+  y.model().segments.push_back(openbpu::testing::cpu_segment("image_copy", "", "Identity", {0}, {4}));
+  EXPECT_TRUE(Rejected(y.finish(), HB_DNN_INVALID_MODEL, "'image_copy' (Identity): input 0"));
 }
 
-// Bug: image types are exempt from "alignedByteSize covers the aligned
-// shape" (schema/verify.cc, `!image &&`), but RGB/BGR/YUV444 tensors are
-// dense and CPU operators and staging copies read them so: a (1,3,8,8) RGB
-// input with alignedByteSize 1 is accepted, and Quantize reads 192 bytes
-// from a 1-byte buffer. Fix: apply the check to RGB/BGR/YUV444 (only NV12 and
-// Y have their own size rule) and forbid NV12/Y where a dense tensor is read.
-TEST(LoaderReject, DISABLED_ImageTensorSmallerThanItsShapeIsRejected) {
+// Finding 2: image types were exempt from "alignedByteSize covers the
+// aligned shape" (schema/verify.cc), but RGB/BGR/YUV444 tensors are dense
+// and CPU operators and staging copies read them so: a (1,3,8,8) RGB input
+// with alignedByteSize 1 was accepted, and Quantize read 192 bytes from a
+// 1-byte buffer. Only NV12/Y keep their own size rule.
+TEST(LoaderReject, ImageTensorSmallerThanItsShapeIsRejected) {
   expect_rejected_else_run(kb::image_tensor_smaller_than_shape(), HB_DNN_INVALID_MODEL,
                            "aligned byte size smaller than the aligned shape");
+  for (fb::DataType t : {fb::DataType::IMG_BGR, fb::DataType::IMG_YUV444}) {
+    Edit e(tiny());
+    e.tensor(0).data_type = t;
+    e.tensor(0).strides.clear();
+    e.tensor(0).aligned_byte_size = 191;
+    EXPECT_TRUE(Rejected(e.finish(), HB_DNN_INVALID_MODEL, "aligned byte size smaller than the aligned shape"));
+  }
 }
 
-// Bug: strides are checked one dimension at a time
+// Finding 3: strides were checked one dimension at a time
 // ((aligned[d]-1)*stride[d] + esize <= alignedByteSize), not their sum: the
-// (1,4,4,4) F32 output with strides (256,84,84,84) passes, and its last
-// element lies at byte 756 of a 256-byte buffer, where Dequantize writes.
-// Fix (schema/verify.cc Checker::tensor): check
-// sum_d (aligned[d]-1)*stride[d] + esize <= alignedByteSize.
-TEST(LoaderReject, DISABLED_StridesWhoseSumRunsPastTheTensorAreRejected) {
+// (1,4,4,4) F32 output with strides (256,84,84,84) passed, and its last
+// element lies at byte 756 of a 256-byte buffer, where Dequantize wrote.
+TEST(LoaderReject, StridesWhoseSumRunsPastTheTensorAreRejected) {
   expect_rejected_else_run(kb::strides_sum_past_tensor(), HB_DNN_INVALID_MODEL,
-                           "strides run past the aligned byte size");
+                           "strides run past the aligned byte size (last element at byte 756 of 256)");
+  // Dense strides end exactly at the last byte; one more byte is too many.
+  Edit ok(tiny());
+  ok.tensor(3).strides = {256, 64, 16, 4};
+  EXPECT_TRUE(Loads(ok.finish()));
+  Edit e(tiny());
+  e.tensor(3).strides = {256, 64, 16, 5};
+  EXPECT_TRUE(Rejected(e.finish(), HB_DNN_INVALID_MODEL, "last element at byte 255 of 256"));
 }
 
-// Bug: an NV12 input's BPU region is alignedByteSize bytes
-// (runtime/engine/engine.cc submit_bpu), but hbDNNInfer binds the caller's
-// buffer directly when it holds only the tight image (h*w*3/2, bind_input),
+// Finding 4: an NV12 input's BPU region is alignedByteSize bytes
+// (runtime/engine/engine.cc submit_bpu), but hbDNNInfer bound the caller's
+// buffer directly when it held only the tight image (h*w*3/2, bind_input),
 // as HBDNN_API.md 6.4 requires it to accept. A model whose alignedByteSize
 // exceeds the image and whose program reads there (UV plane at 7680 of 8192)
-// reads past the caller's 1536 bytes. Fix: the loader requires
-// alignedByteSize == the tight image size for NV12/Y inputs (or bind_input
-// stages when memSize < alignedByteSize).
-TEST(LoaderReject, DISABLED_Nv12InputLargerThanTheImageIsRejected) {
-  expect_rejected_else_run(kb::nv12_aligned_byte_size_above_image(), HB_DNN_INVALID_MODEL, "data");
+// read past the caller's 1536 bytes. bind_input now stages such a buffer
+// (the region past the image reads as zeros): the model loads and runs.
+TEST(LoaderReject, Nv12InputLargerThanTheImageIsStaged) {
+  const Bytes bytes = kb::nv12_aligned_byte_size_above_image();
+  ASSERT_TRUE(Loads(bytes));
+  EXPECT_EQ(run_with_exact_buffers(bytes), HB_DNN_SUCCESS);
 }
 
-// Bug: CpuOp attribute types are not range-checked (schema/verify.cc), and
+// Finding 5: CpuOp attribute types were not range-checked, and
 // runtime/loader/loader.cc make_cpu_op casts the byte to AttrValue::Type, an
-// enum of 1..7: type 200 is undefined behaviour (UBSan: "load of value 200,
-// which is not a valid value for type 'Type'"). Fix: reject unknown
-// attribute types in the verifier.
-TEST(LoaderReject, DISABLED_UnknownAttributeTypeIsRejected) {
-  EXPECT_TRUE(Rejected(kb::attribute_type_200(), HB_DNN_INVALID_MODEL, "attribute"));
+// enum of 1..7: type 200 was undefined behaviour (UBSan: "load of value 200,
+// which is not a valid value for type 'Type'"). The verifier rejects unknown
+// attribute types.
+TEST(LoaderReject, UnknownAttributeTypeIsRejected) {
+  EXPECT_TRUE(Rejected(kb::attribute_type_200(), HB_DNN_INVALID_MODEL,
+                       "'scale': unknown attribute type 200"));
   Edit z(tiny());
   auto b = std::make_unique<fb::AttrT>();
   b->name = "unused";
   b->type = static_cast<fb::AttrType>(0);
   z.segment(0).kind.AsCpuOp()->attrs.push_back(std::move(b));
-  EXPECT_TRUE(Rejected(z.finish(), HB_DNN_INVALID_MODEL, "attribute"));
+  EXPECT_TRUE(Rejected(z.finish(), HB_DNN_INVALID_MODEL, "'unused': unknown attribute type 0"));
 }
 
-// Bug: absurd function-call cycle estimates overflow the conversions to
-// int32/uint32 (undefined behaviour: runtime/loader/loader.cc
+// Finding 6: absurd function-call cycle estimates overflowed the conversions
+// to int32/uint32 (undefined behaviour: runtime/loader/loader.cc
 // estimated_latency_us, c_api/hb_dnn_ext.cc hbDNNGetTaskEstimateTime), and
-// the estimates come out negative. Fix: saturate (or reject est_cycles above
-// a sane bound in the verifier).
-TEST(LoaderReject, DISABLED_AbsurdCycleEstimatesSaturate) {
+// the estimates came out negative. They saturate at INT32_MAX microseconds.
+TEST(LoaderReject, AbsurdCycleEstimatesSaturate) {
   const Bytes bytes = kb::cycle_estimates_2pow62();
   hbPackedDNNHandle_t pack = nullptr;
   const void* data = bytes.data();
@@ -1499,7 +1536,7 @@ TEST(LoaderReject, DISABLED_AbsurdCycleEstimatesSaturate) {
   ASSERT_EQ(hbDNNGetModelHandle(&h, pack, "tiny_cnn"), HB_DNN_SUCCESS);
   int32_t latency = -1;
   EXPECT_EQ(hbDNNGetEstimateLatency(&latency, h), HB_DNN_SUCCESS);
-  EXPECT_GE(latency, 0);
+  EXPECT_EQ(latency, std::numeric_limits<int32_t>::max());
   // An open (not started) task: its estimate covers the whole run.
   hbDNNTensor in{}, out{};
   ASSERT_EQ(hbDNNGetInputTensorProperties(&in.properties, h, 0), HB_DNN_SUCCESS);
@@ -1518,32 +1555,46 @@ TEST(LoaderReject, DISABLED_AbsurdCycleEstimatesSaturate) {
   ASSERT_EQ(hbDNNInfer(&task, &outp, &in, h, &param), HB_DNN_SUCCESS);
   int32_t estimate = -1;
   EXPECT_EQ(hbDNNGetTaskEstimateTime(&estimate, task), HB_DNN_SUCCESS);
-  EXPECT_GE(estimate, 0);
+  EXPECT_EQ(estimate, std::numeric_limits<int32_t>::max());
   EXPECT_EQ(hbDNNReleaseTask(task), HB_DNN_SUCCESS);
+  EXPECT_EQ(hbDNNRelease(pack), HB_DNN_SUCCESS);
+  // A uint32 estimate in the file above INT32_MAX saturates too.
+  Edit e(tiny());
+  e.model().estimated_latency_us = 0xFFFFFFFFu;
+  const Bytes big = e.finish();
+  data = big.data();
+  len = static_cast<int32_t>(big.size());
+  ASSERT_EQ(hbDNNInitializeFromDDR(&pack, &data, &len, 1), HB_DNN_SUCCESS);
+  ASSERT_EQ(hbDNNGetModelHandle(&h, pack, "tiny_cnn"), HB_DNN_SUCCESS);
+  EXPECT_EQ(hbDNNGetEstimateLatency(&latency, h), HB_DNN_SUCCESS);
+  EXPECT_EQ(latency, std::numeric_limits<int32_t>::max());
   EXPECT_EQ(hbDNNRelease(pack), HB_DNN_SUCCESS);
 }
 
-// Bug (found by the fuzzer): model names may contain NUL bytes (flatbuffers
-// strings are counted), but the C API hands out C strings: the name list shows
-// "tiny" and hbDNNGetModelHandle(&h, pack, "tiny") fails with
-// HB_DNN_INVALID_ARGUMENT, so the loaded model cannot be used. Fix: reject
-// NULs in model names (schema/verify.cc Checker::file; also in tensor names,
-// which hbDNNGet{Input,Output}Name hand out).
-TEST(LoaderReject, DISABLED_ModelNameWithNulIsRejected) {
+// Finding 7 (found by the fuzzer): model names could contain NUL bytes
+// (flatbuffers strings are counted), but the C API hands out C strings: the
+// name list showed "tiny" and hbDNNGetModelHandle(&h, pack, "tiny") failed,
+// so the loaded model could not be used. The verifier rejects NULs in model
+// and tensor names (hbDNNGet{Input,Output}Name hand those out).
+TEST(LoaderReject, ModelNameWithNulIsRejected) {
   const Bytes bytes = kb::model_name_with_nul();
   const Outcome o = load_ddr(bytes);
-  EXPECT_TRUE(check(o, HB_DNN_INVALID_MODEL, "model name"));
-  if (o.rc != HB_DNN_SUCCESS) return;
-  hbPackedDNNHandle_t pack = nullptr;
-  const void* data = bytes.data();
-  int32_t len = static_cast<int32_t>(bytes.size());
-  ASSERT_EQ(hbDNNInitializeFromDDR(&pack, &data, &len, 1), HB_DNN_SUCCESS);
-  const char** names = nullptr;
-  int32_t count = 0;
-  ASSERT_EQ(hbDNNGetModelNameList(&names, &count, pack), HB_DNN_SUCCESS);
-  hbDNNHandle_t h = nullptr;
-  EXPECT_EQ(hbDNNGetModelHandle(&h, pack, names[0]), HB_DNN_SUCCESS) << "listed as '" << names[0] << "'";
-  EXPECT_EQ(hbDNNRelease(pack), HB_DNN_SUCCESS);
+  EXPECT_TRUE(check(o, HB_DNN_INVALID_MODEL, "model 0: model name contains a NUL byte"));
+  if (o.rc == HB_DNN_SUCCESS) {
+    hbPackedDNNHandle_t pack = nullptr;
+    const void* data = bytes.data();
+    int32_t len = static_cast<int32_t>(bytes.size());
+    ASSERT_EQ(hbDNNInitializeFromDDR(&pack, &data, &len, 1), HB_DNN_SUCCESS);
+    const char** names = nullptr;
+    int32_t count = 0;
+    ASSERT_EQ(hbDNNGetModelNameList(&names, &count, pack), HB_DNN_SUCCESS);
+    hbDNNHandle_t h = nullptr;
+    EXPECT_EQ(hbDNNGetModelHandle(&h, pack, names[0]), HB_DNN_SUCCESS) << "listed as '" << names[0] << "'";
+    EXPECT_EQ(hbDNNRelease(pack), HB_DNN_SUCCESS);
+  }
+  Edit e(tiny());
+  e.tensor(3).name = std::string("out\0put", 7);
+  EXPECT_TRUE(Rejected(e.finish(), HB_DNN_INVALID_MODEL, "tensor 3: name contains a NUL byte"));
 }
 
 // An omitted optional CPU input (segment input index model::kAbsentInput)
@@ -1551,40 +1602,53 @@ TEST(LoaderReject, DISABLED_ModelNameWithNulIsRejected) {
 TEST(LoaderReject, OmittedOptionalInputRuns) {
   const Bytes bytes = kb::clip_with_omitted_min();
   ASSERT_TRUE(Loads(bytes));
-  run_with_exact_buffers(bytes);
+  EXPECT_EQ(run_with_exact_buffers(bytes), HB_DNN_SUCCESS);
 }
 
-// Bug: an omitted *required* input is accepted: the loader hands the kernel a
-// pointer to an empty TensorDesc (runtime/loader/loader.cc build_model
-// `kAbsent`; a NULL buffer in runtime/engine/engine.cc run_cpu_segment)
-// where the CPU operator library expects a nullptr desc for an absent input
-// (runtime/cpu_ops/kernel_util.h), so Identity is created for a float scalar
-// and copies from address 0 at run time (UBSan: runtime/cpu_ops/layout.cc:32
-// "null pointer passed as argument 2"; SIGSEGV without sanitizers). Fix: pass
-// nullptr descs (and CpuTensors with a nullptr desc) for absent inputs, so
-// that operators reject missing required inputs at creation.
-TEST(LoaderReject, DISABLED_OmittedRequiredInputIsRejected) {
+// Finding 8: an omitted *required* input was accepted: the loader handed the
+// kernel a pointer to an empty TensorDesc where the CPU operator library
+// expects a nullptr desc for an absent input (runtime/cpu_ops/
+// kernel_util.h), so Identity was created for a float scalar and copied from
+// address 0 at run time. The loader (and create_cpu_kernel, for every
+// caller) pass nullptr, and the kernels reject missing required inputs and
+// outputs at creation, naming the node.
+TEST(LoaderReject, OmittedRequiredInputIsRejected) {
   expect_rejected_else_run(kb::identity_with_omitted_input(), HB_DNN_INVALID_MODEL, "node 'copy'");
+  // Dropout without its (required) output, only the optional mask.
+  Edit e(tiny());
+  e.model().tensors.push_back(openbpu::testing::dense_tensor("mask", fb::DataType::BOOL8, 1, {1, 4, 4, 4}));
+  e.model().segments.push_back(openbpu::testing::cpu_segment("drop", "", "Dropout", {3}, {model::kAbsentInput, 4}));
+  auto o = std::make_unique<fb::OutputT>();
+  o->tensor = 4;
+  e.model().outputs.push_back(std::move(o));
+  expect_rejected_else_run(e.finish(), HB_DNN_INVALID_MODEL, "node 'drop'");
+  // CastLike without its input, before a present target_type: an absent
+  // input before the last present one.
+  Edit c(tiny());
+  c.model().tensors.push_back(openbpu::testing::dense_tensor("cast", fb::DataType::F32, 4, {1, 4, 4, 4}));
+  c.model().segments.push_back(openbpu::testing::cpu_segment("castlike", "", "CastLike", {model::kAbsentInput, 3}, {4}));
+  c.model().outputs[0]->tensor = 4;
+  expect_rejected_else_run(c.finish(), HB_DNN_INVALID_MODEL, "node 'castlike'");
 }
 
-// Bug: constant tensor data is not checked for alignment (schema/verify.cc),
-// but CPU operators read constants in place as typed arrays: Add reads its
-// float constant from an odd address (UBSan: runtime/cpu_ops/
+// Finding 9: constant tensor data was not checked for alignment, but CPU
+// operators read constants in place as typed arrays: Add read its float
+// constant from an odd address (UBSan: runtime/cpu_ops/
 // elementwise_binary.cc "load of misaligned address ... for type 'const
-// float'"). Fix: require constant data aligned to the element size (the
-// writer aligns every blob to 64 bytes), or stage misaligned constants.
-TEST(LoaderReject, DISABLED_MisalignedConstantTensorIsRejected) {
+// float'"). The verifier requires constant data aligned to the element size
+// (the writer aligns every blob to 64 bytes).
+TEST(LoaderReject, MisalignedConstantTensorIsRejected) {
   ASSERT_TRUE(Loads(kb::onnx_ops_chain()));  // the same model, aligned
-  expect_rejected_else_run(kb::misaligned_constant_tensor(), HB_DNN_INVALID_MODEL, "constant");
+  expect_rejected_else_run(kb::misaligned_constant_tensor(), HB_DNN_INVALID_MODEL,
+                           "tensor 5 'bias': constant data at offset");
 }
 
-// Bug: integer reductions saturate with
+// Finding 11: integer reductions saturated with
 // std::min<double>(numeric_limits<T>::max(), r): for int64, max() is not a
-// double and rounds up to 2^63, so a sum of 2^63 (or NaN) converts out of
+// double and rounds up to 2^63, so a sum of 2^63 (or NaN) converted out of
 // range (undefined behaviour; INT64_MIN on x86). runtime/cpu_ops/reduce.cc
-// line ~183, also flagged by clang's -Wimplicit-const-int-float-conversion.
-// Fix: compare against 0x1p63 (and map NaN) before converting.
-TEST(LoaderReject, DISABLED_ReduceSumOfInt64SaturatesWithoutOverflow) {
+// compares against 2^63 (and maps NaN to 0) before converting.
+TEST(LoaderReject, ReduceSumOfInt64SaturatesWithoutOverflow) {
   const Bytes bytes = kb::reduce_sum_int64_overflow();
   hbPackedDNNHandle_t pack = nullptr;
   const void* data = bytes.data();
