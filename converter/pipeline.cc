@@ -156,18 +156,20 @@ std::vector<double> dequantize_trace(const LayerTrace& t, const std::vector<uint
   return out;
 }
 
-bool compute_similarity(const Graph& fg, const CompiledModel& cm, const std::map<std::string, Value>& sample,
-                        Similarity* sim, std::string* error) {
-  FloatExecutor fexec;
-  if (!fexec.prepare(fg, error)) return false;
-  std::map<std::string, Value> fvals;
-  if (!fexec.run(sample, &fvals, error, nullptr, true)) return false;
-  // Quantized run: inputs in the quantized graph's representation.
-  std::map<std::string, Value> qin;
+namespace {
+
+// The inputs of the quantized graph for a calibration sample: image inputs
+// the BPU reads natively get the runtime image bytes (NV12 from 2x2-averaged
+// chroma), other inputs the sample's data.
+bool quantized_inputs(const CompiledModel& cm, const std::map<std::string, Value>& sample,
+                      std::map<std::string, Value>* qin, std::string* error) {
   for (const auto& in : cm.graph.inputs) {
     const Value* qv = cm.graph.value(in);
     auto it = sample.find(in);
-    if (it == sample.end()) return false;
+    if (it == sample.end()) {
+      *error = "calibration sample has no input '" + in + "'";
+      return false;
+    }
     Value v = *qv;
     if (qv->native && rt::is_image_type(qv->rt_type)) {
       // The sample holds the int8 intermediate (value - 128) in the train
@@ -203,8 +205,71 @@ bool compute_similarity(const Graph& fg, const CompiledModel& cm, const std::map
     } else {
       v.data = it->second.data;
     }
-    qin[in] = v;
+    (*qin)[in] = v;
   }
+  return true;
+}
+
+// Mean cosine similarity of the model outputs, float graph vs a compiled
+// model, over the first calibration samples: what default and mix
+// calibration maximize. The float outputs are computed once.
+class OutputScorer {
+ public:
+  bool init(const Graph& g, const std::vector<std::map<std::string, Value>>& samples, size_t n,
+            std::string* error) {
+    samples_ = &samples;
+    outputs_ = g.outputs;
+    n_ = std::min(samples.size(), n);
+    FloatExecutor fexec;
+    if (!fexec.prepare(g, error)) return false;
+    for (size_t k = 0; k < n_; ++k) {
+      std::map<std::string, Value> vals;
+      if (!fexec.run(samples[k], &vals, error)) return false;
+      std::vector<std::vector<double>> outs;
+      for (const auto& o : outputs_) {
+        auto it = vals.find(o);
+        outs.push_back(it == vals.end() ? std::vector<double>{} : it->second.to_doubles());
+      }
+      ref_.push_back(std::move(outs));
+    }
+    return true;
+  }
+
+  bool score(const CompiledModel& cm, double* out, std::string* error) const {
+    FloatExecutor qexec;
+    if (!qexec.prepare(cm.graph, error)) return false;
+    double total = 0;
+    for (size_t k = 0; k < n_; ++k) {
+      std::map<std::string, Value> qin, qvals;
+      if (!quantized_inputs(cm, (*samples_)[k], &qin, error) || !qexec.run(qin, &qvals, error)) return false;
+      double sc = 0;
+      for (size_t i = 0; i < outputs_.size(); ++i) {
+        auto it = qvals.find(outputs_[i]);
+        if (it != qvals.end()) sc += cosine_similarity(ref_[k][i], it->second.to_doubles());
+      }
+      total += sc / static_cast<double>(std::max<size_t>(1, outputs_.size()));
+    }
+    *out = n_ ? total / static_cast<double>(n_) : 1.0;
+    return true;
+  }
+
+ private:
+  const std::vector<std::map<std::string, Value>>* samples_ = nullptr;
+  std::vector<std::string> outputs_;
+  size_t n_ = 0;
+  std::vector<std::vector<std::vector<double>>> ref_;  // sample -> output -> values
+};
+
+}  // namespace
+
+bool compute_similarity(const Graph& fg, const CompiledModel& cm, const std::map<std::string, Value>& sample,
+                        Similarity* sim, std::string* error) {
+  FloatExecutor fexec;
+  if (!fexec.prepare(fg, error)) return false;
+  std::map<std::string, Value> fvals;
+  if (!fexec.run(sample, &fvals, error, nullptr, true)) return false;
+  std::map<std::string, Value> qin;
+  if (!quantized_inputs(cm, sample, &qin, error)) return false;
   FloatExecutor qexec;
   if (!qexec.prepare(cm.graph, error)) return false;
   std::map<std::string, Value> qvals;
@@ -570,23 +635,16 @@ int run_makertbin(const Config& config, MapperLog& log) {
   double best_score = -2;
   std::string best_label;
   std::map<std::string, double> best_thr;
+  // default/mix: scored on a few samples (one is noisy).
+  OutputScorer scorer;
+  if (cands.size() > 1 && !scorer.init(g, samples, 8, &err)) return fail(err);
   for (const auto& c : cands) {
     const std::map<std::string, double> thr = thresholds_for(g, stats, c.method, c.pct);
     CompiledModel cm;
     if (!compile(g, pl, thr, co, &cm, &err)) return fail(err);
     double score = 1.0;
     if (cands.size() > 1) {
-      // Mean output cosine over the first few samples (one sample is noisy).
-      const size_t n = std::min<size_t>(samples.size(), 8);
-      score = 0;
-      for (size_t k = 0; k < n; ++k) {
-        Similarity s;
-        if (!compute_similarity(g, cm, samples[k], &s, &err)) return fail(err);
-        double sc = 0;
-        for (const auto& o : s.outputs) sc += o.cosine;
-        score += sc / static_cast<double>(std::max<size_t>(1, s.outputs.size()));
-      }
-      score /= static_cast<double>(n);
+      if (!scorer.score(cm, &score, &err)) return fail(err);
       log.debug("calibration method " + c.label + ": mean output cosine " + fixed(score));
     }
     if (score > best_score) best_score = score, best = std::move(cm), best_label = c.label, best_thr = thr;
