@@ -3,9 +3,7 @@
 // quantization helpers.
 #include "dnn/hb_dnn_ext.h"
 
-#include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -108,8 +106,7 @@ OBPU_API int32_t hbDNNGetEstimateLatency(int32_t* estimateLatency, hbDNNHandle_t
   if (estimateLatency == nullptr) return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetEstimateLatency: NULL argument");
   Model* m = model_of(dnnHandle);
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "hbDNNGetEstimateLatency: invalid model handle");
-  // The file's estimate is a uint32: saturate rather than turn negative.
-  *estimateLatency = static_cast<int32_t>(std::min<uint32_t>(m->estimated_latency_us, INT32_MAX));
+  *estimateLatency = static_cast<int32_t>(m->estimated_latency_us);  // <= INT32_MAX (loader)
   return HB_DNN_SUCCESS;
 }
 
@@ -127,11 +124,11 @@ OBPU_API int32_t hbDNNGetTaskEstimateStartTime(int32_t* estimateTime, hbDNNInfer
   if (inferCtrlParam->bpuCoreId < 0) return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetTaskEstimateStartTime: bad core");
   openbpu::drv::Device* dev = openbpu::rt::current_device();
   // The same core mask rule as hbDNNInfer (once a model has fixed the platform).
-  if (dev != nullptr && inferCtrlParam->bpuCoreId >= (int64_t{1} << dev->info().cores))
-    return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetTaskEstimateStartTime: bpuCoreId " +
-                                             std::to_string(inferCtrlParam->bpuCoreId) + " names a core the " +
-                                             dev->info().march->hw_name + " BPU does not have (" +
-                                             std::to_string(dev->info().cores) + " core(s))");
+  if (dev != nullptr) {
+    const openbpu::rt::Status st =
+        openbpu::rt::check_core_mask(*dev, static_cast<uint32_t>(inferCtrlParam->bpuCoreId));
+    if (!st.ok()) return st.code();
+  }
   *estimateTime = dev ? static_cast<int32_t>(dev->queued_us(static_cast<uint32_t>(inferCtrlParam->bpuCoreId))) : 0;
   return HB_DNN_SUCCESS;
 }

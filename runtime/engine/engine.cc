@@ -547,16 +547,9 @@ Status submit_run(std::shared_ptr<Task>* task, Model* model, const std::vector<I
                                        " inputs and " + std::to_string(model->outputs.size()) + " outputs");
   if (ctrl.priority < 0 || ctrl.priority > 255)
     return error(kInvalidArgument, "priority " + std::to_string(ctrl.priority) + " out of range 0..255");
-  const int cores = model->device->info().cores;
-  if (ctrl.core_mask >= (1u << cores))
-    return error(kInvalidArgument, "bpuCoreId " + std::to_string(ctrl.core_mask) + " names a core the " +
-                                       model->device->info().march->hw_name + " BPU does not have (" +
-                                       std::to_string(cores) + " core(s))");
+  OBPU_RETURN_IF_ERROR(check_core_mask(*model->device, ctrl.core_mask));
+  // The loader rejects models compiled for more cores than the device has.
   const int model_cores = model_core_num(*model);
-  if (model_cores > cores)
-    return error(kIncompatibleModel, "model '" + model->name + "' was compiled for " + std::to_string(model_cores) +
-                                         " BPU cores (core_num); the " + model->device->info().march->hw_name +
-                                         " BPU has " + std::to_string(cores));
   std::shared_ptr<Task> t = *task;
   if (t) {
     std::lock_guard<std::mutex> lk(t->mu);
@@ -570,7 +563,7 @@ Status submit_run(std::shared_ptr<Task>* task, Model* model, const std::vector<I
   OBPU_RETURN_IF_ERROR(make_run(model, inputs, outputs, &run));
   // A core_num 2 model takes both cores when the task may use both; pinned
   // to one core it runs there alone (docs/scheduling.md).
-  const uint32_t all = (1u << cores) - 1u;
+  const uint32_t all = (1u << model->device->info().cores) - 1u;
   if (model_cores == 2 && (ctrl.core_mask == 0 || ctrl.core_mask == all)) run.bpu_cores = 2;
   if (!t) {
     const Status st = engine.admit_new();
@@ -678,6 +671,15 @@ double task_estimate_us(Task* t) {
   // Saturates (absurd estimates in a model file must not overflow callers'
   // int32 conversions).
   return std::min(us, 2147483647.0);
+}
+
+Status check_core_mask(const drv::Device& device, uint32_t core_mask) {
+  const int cores = device.info().cores;
+  if (core_mask >= (1u << cores))
+    return error(kInvalidArgument, "bpuCoreId " + std::to_string(core_mask) + " names a core the " +
+                                       device.info().march->hw_name + " BPU does not have (" +
+                                       std::to_string(cores) + " core(s))");
+  return Status::Ok();
 }
 
 int model_core_num(const Model& m) {

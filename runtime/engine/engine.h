@@ -65,6 +65,10 @@ double task_estimate_us(Task* task);
 // Number of tasks created and not released.
 int live_task_count();
 
+// hbDNNInferCtrlParam.bpuCoreId against the device's cores: 0 (any) or a
+// mask of existing cores, else kInvalidArgument naming the core.
+Status check_core_mask(const drv::Device& device, uint32_t core_mask);
+
 // BPU cores a model occupies per run (the core_num it was compiled with: 1,
 // or 2 on bernoulli2), from its build metadata.
 int model_core_num(const Model& model);

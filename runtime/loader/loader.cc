@@ -225,7 +225,8 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
   if (fm.desc()) m->desc = fm.desc()->str();
   if (fm.tag()) m->tag = fm.tag()->str();
   if (fm.config_yaml()) m->config_yaml = fm.config_yaml()->str();
-  m->estimated_latency_us = fm.estimated_latency_us();
+  // Saturated at INT32_MAX, the most hbDNNGetEstimateLatency can report.
+  m->estimated_latency_us = std::min<uint32_t>(fm.estimated_latency_us(), INT32_MAX);
   // A program compiled for more cores than the platform has cannot run
   // (docs/scheduling.md); say so at load rather than at every hbDNNInfer.
   const int cores = m->device->info().cores, model_cores = model_core_num(*m);
@@ -278,7 +279,6 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
   }
   (void)data_size;
   if (m->estimated_latency_us == 0) {
-    // Saturates at INT32_MAX, the most hbDNNGetEstimateLatency can report.
     const double us = static_cast<double>(total_cycles) / march->clock_mhz;
     m->estimated_latency_us = us < 2147483647.0 ? static_cast<uint32_t>(us) : 2147483647u;
   }
