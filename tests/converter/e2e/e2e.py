@@ -4,7 +4,10 @@
 .bin in the simulator through libdnn and compare with ONNX Runtime.
 
 Every case
-  1. writes a yaml the way a user would and runs `hb_mapper makertbin`,
+  1. writes a yaml the way a user would and runs `hb_mapper makertbin`, and
+     checks that the .bin has the bytes recorded in bin_digests.txt
+     (bin_identity.py: regenerate them when a change alters quantization on
+     purpose),
   2. prepares the test inputs twice: in the runtime format of the .bin
      (uint8 BGR/RGB/NV12 images or float featuremaps) and as the float input
      the source ONNX model takes (the same pixels, normalized),
@@ -30,6 +33,8 @@ import subprocess
 import sys
 
 import numpy as np
+
+import bin_identity
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -387,6 +392,11 @@ def run_case(case, args):
     out = os.path.join(work, "model_output")
     binf = os.path.join(out, case.name + ".bin")
     assert os.path.isfile(binf), "makertbin wrote no .bin"
+    # 0. Same bytes as the .bin the records were made from (bin_identity.py).
+    err = bin_identity.check(case.name, args.bin, binf, {work: "@WORK@", args.models: "@MODELS@",
+                                                         args.ocr_models: "@OCR@"})
+    if err:
+        failures.append(err)
 
     # Test inputs: runtime format for the .bin, float for ORT, "_128" for
     # the original/optimized float models makertbin wrote.
