@@ -12,4 +12,10 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # Architecture-independent header-only libraries (flatbuffers, spdlog, fmt,
 # nlohmann-json, CLI11) are used from the build machine's /usr/include.
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE BOTH)
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu)
+# The guest searches the cross sysroot first: when Debian's multiarch arm64
+# libc (libc6:arm64, pulled in by any `<lib>-dev:arm64` package) is also
+# installed, qemu's -L fallback would otherwise pair the sysroot's ld.so with
+# /lib/aarch64-linux-gnu/libc.so.6 of another glibc build, and the first
+# pthread_create spins forever in the loader's stack cache.
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu
+    -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib)
