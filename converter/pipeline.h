@@ -14,6 +14,7 @@
 #include "converter/config/config.h"
 #include "converter/ir/graph.h"
 #include "converter/partition/placement.h"
+#include "converter/report/similarity.h"
 #include "converter/tools/mapper_log.h"
 
 namespace openbpu::cvt {
@@ -42,29 +43,12 @@ int run_infer(const Config& config, const std::string& model_file,
               const std::vector<std::pair<std::string, std::string>>& inputs, const std::string& output_dir,
               MapperLog& log);
 
-// ---- stages (exposed for tests) -------------------------------------------
+// ---- stages (exposed for tests; the others are in options.h,
+// quant/method_search.h, report/) ------------------------------------------
 
 // Loads the float model with input shapes applied (dynamic dims must be
 // given), preprocess inserted per the config, constants folded.
 bool load_and_prepare(const Config& config, Graph* graph, MapperLog& log, std::string* error);
-
-struct Similarity {
-  std::vector<std::pair<std::string, double>> nodes;  // value -> cosine
-  struct Output {
-    std::string name;
-    double cosine, l1, l2, chebyshev;
-  };
-  std::vector<Output> outputs;
-};
-
-// Compares the float graph with the compiled model on one sample.
-bool compute_similarity(const Graph& float_graph, const CompiledModel& cm, const std::map<std::string, Value>& sample,
-                        Similarity* sim, std::string* error);
-
-double cosine_similarity(const std::vector<double>& a, const std::vector<double>& b);
-
-// Reads a value of the quantized graph's scratch / regions back as floats.
-std::vector<double> dequantize_trace(const LayerTrace& t, const std::vector<uint8_t>& region_data);
 
 }  // namespace openbpu::cvt
 

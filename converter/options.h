@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// Config translation: the yaml Config -> the options of each conversion
+// stage (preprocess insertion, calibration data, placement, compilation,
+// .bin writing). Every key a stage honours is read here, so a key that
+// appears nowhere in this file has no effect (docs/config.md says which).
+#ifndef OPENBPU_CONVERTER_OPTIONS_H_
+#define OPENBPU_CONVERTER_OPTIONS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bpu_sim/isa/march.h"
+#include "converter/codegen/compiler.h"
+#include "converter/config/config.h"
+#include "converter/partition/placement.h"
+#include "converter/passes/preprocess.h"
+#include "converter/quant/cal_data.h"
+#include "converter/quant/calibration.h"
+#include "converter/tools/mapper_log.h"
+#include "converter/writer/bin_writer.h"
+
+namespace openbpu::cvt {
+
+std::vector<PreprocessSpec> preprocess_specs(const Config& c);
+std::vector<CalInputSpec> cal_specs(const Config& c);
+
+// run_on_cpu / run_on_bpu and node_info ON; warns about node names that are
+// not in the (optimized) graph.
+PlacementOptions placement_options(const Config& c, const isa::MarchInfo& march, const Graph& g, MapperLog& log);
+
+// Compiler options: max_time_per_fc, int16 activations (node_info
+// OutputType, set_all_nodes_int16), set_model_output_int8, bias_correction
+// (channel means from the calibration statistics).
+CompileOptions compile_options(const Config& c, const isa::MarchInfo& march, const Graph& g,
+                               const CalibrationStats& stats, MapperLog& log);
+
+// The .bin's metadata and input descriptions. rt_override: inputs whose
+// runtime type changed (a removed Quantize node makes an input a featuremap).
+BinWriteOptions bin_write_options(const Config& c, const std::map<std::string, std::string>& rt_override,
+                                  const std::string& mapper_version);
+
+}  // namespace openbpu::cvt
+
+#endif  // OPENBPU_CONVERTER_OPTIONS_H_

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "converter/quant/method_search.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "converter/ir/executor.h"
+#include "converter/report/report.h"
+#include "runtime/core/tensor.h"
+
+namespace openbpu::cvt {
+
+namespace {
+
+// The runtime image bytes of an int8 "_128" sample (train layout NCHW or
+// NHWC) for an image input of the quantized graph.
+std::vector<uint8_t> image_bytes(const Value& qv, const Value& sample) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(qv.byte_size));
+  const auto* x = reinterpret_cast<const int8_t*>(sample.data->data());
+  const auto& s = sample.shape;
+  const bool nhwc_train = s.size() == 4 && s[3] <= 4 && s[1] > 4;
+  const int64_t c = nhwc_train ? s[3] : s[1], h = nhwc_train ? s[1] : s[2], w = nhwc_train ? s[2] : s[3];
+  auto px = [&](int64_t ch, int64_t y, int64_t xx) -> int {
+    return x[nhwc_train ? (y * w + xx) * c + ch : (ch * h + y) * w + xx] + 128;
+  };
+  if (qv.rt_type == rt::kImgNV12) {
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t xx = 0; xx < w; ++xx) bytes[static_cast<size_t>(y * w + xx)] = static_cast<uint8_t>(px(0, y, xx));
+    for (int64_t y = 0; y < h / 2; ++y)
+      for (int64_t xx = 0; xx < w / 2; ++xx)
+        for (int k = 1; k <= 2; ++k) {
+          const int sum = px(k, 2 * y, 2 * xx) + px(k, 2 * y, 2 * xx + 1) + px(k, 2 * y + 1, 2 * xx) +
+                          px(k, 2 * y + 1, 2 * xx + 1);
+          bytes[static_cast<size_t>(h * w + y * w + 2 * xx + (k - 1))] = static_cast<uint8_t>((sum + 2) / 4);
+        }
+    return bytes;
+  }
+  const bool nhwc_rt = qv.layout == rt::kNHWC;
+  for (int64_t ch = 0; ch < c; ++ch)
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t xx = 0; xx < w; ++xx)
+        bytes[static_cast<size_t>(nhwc_rt ? (y * w + xx) * c + ch : (ch * h + y) * w + xx)] =
+            static_cast<uint8_t>(px(ch, y, xx));
+  return bytes;
+}
+
+}  // namespace
+
+std::vector<CalCandidate> calibration_candidates(const std::string& type, std::optional<float> max_percentile,
+                                                 bool all_int16) {
+  const double pct = max_percentile.value_or(1.0f);
+  if (type == "max" || type == "skip")
+    return {{pct < 1.0 ? CalMethod::kMaxPercentile : CalMethod::kMax, pct,
+             pct < 1.0 ? "max-percentile:percentile=" + fixed(pct, 5) : "max"}};
+  if (type == "kl") return {{CalMethod::kKl, 1.0, "kl"}};
+  if (type == "mse") return {{CalMethod::kMse, 1.0, "mse"}};
+  if (all_int16) return {{CalMethod::kMax, 1.0, "max"}};
+  return {{CalMethod::kMaxPercentile, 0.99995, "max-percentile:percentile=0.99995"},
+          {CalMethod::kKl, 1.0, "kl"},
+          {CalMethod::kMse, 1.0, "mse"},
+          {CalMethod::kMax, 1.0, "max"}};
+}
+
+std::map<std::string, double> thresholds_for(const Graph& g, const CalibrationStats& stats, const CalCandidate& c) {
+  std::map<std::string, double> t;
+  for (const auto& [name, v] : g.values)
+    if (!v.is_constant()) t[name] = stats.threshold(name, c.method, c.percentile);
+  return t;
+}
+
+bool quantized_inputs(const CompiledModel& cm, const Sample& sample, Sample* qin, std::string* error) {
+  for (const auto& in : cm.graph.inputs) {
+    const Value* qv = cm.graph.value(in);
+    auto it = sample.find(in);
+    if (it == sample.end()) {
+      *error = "calibration sample has no input '" + in + "'";
+      return false;
+    }
+    Value v = *qv;
+    if (qv->native && rt::is_image_type(qv->rt_type)) {
+      // The sample holds the int8 intermediate (value - 128) in the train
+      // layout; the quantized model reads the runtime image bytes.
+      v.data = std::make_shared<const std::vector<uint8_t>>(image_bytes(*qv, it->second));
+    } else {
+      v.data = it->second.data;
+    }
+    (*qin)[in] = v;
+  }
+  return true;
+}
+
+bool OutputScorer::init(const Graph& g, const std::vector<Sample>& samples, size_t n, std::string* error) {
+  samples_ = &samples;
+  outputs_ = g.outputs;
+  n_ = std::min(samples.size(), n);
+  FloatExecutor fexec;
+  if (!fexec.prepare(g, error)) return false;
+  for (size_t k = 0; k < n_; ++k) {
+    Sample vals;
+    if (!fexec.run(samples[k], &vals, error)) return false;
+    std::vector<std::vector<double>> outs;
+    for (const auto& o : outputs_) {
+      auto it = vals.find(o);
+      outs.push_back(it == vals.end() ? std::vector<double>{} : it->second.to_doubles());
+    }
+    ref_.push_back(std::move(outs));
+  }
+  return true;
+}
+
+bool OutputScorer::score(const CompiledModel& cm, double* out, std::string* error) const {
+  FloatExecutor qexec;
+  if (!qexec.prepare(cm.graph, error)) return false;
+  double total = 0;
+  for (size_t k = 0; k < n_; ++k) {
+    Sample qin, qvals;
+    if (!quantized_inputs(cm, (*samples_)[k], &qin, error) || !qexec.run(qin, &qvals, error)) return false;
+    double sc = 0;
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      auto it = qvals.find(outputs_[i]);
+      if (it != qvals.end()) sc += cosine_similarity(ref_[k][i], it->second.to_doubles());
+    }
+    total += sc / static_cast<double>(std::max<size_t>(1, outputs_.size()));
+  }
+  *out = n_ ? total / static_cast<double>(n_) : 1.0;
+  return true;
+}
+
+bool choose_calibration(const Graph& g, const Placement& placement, const CalibrationStats& stats,
+                        const std::vector<Sample>& samples, const CompileOptions& options,
+                        const std::vector<CalCandidate>& candidates,
+                        const std::function<void(const std::string&)>& debug, CalibrationChoice* choice,
+                        std::string* error) {
+  double best_score = -2;
+  // default/mix: scored on a few samples (one is noisy).
+  OutputScorer scorer;
+  if (candidates.size() > 1 && !scorer.init(g, samples, 8, error)) return false;
+  for (const auto& c : candidates) {
+    std::map<std::string, double> thr = thresholds_for(g, stats, c);
+    CompiledModel cm;
+    if (!compile(g, placement, thr, options, &cm, error)) return false;
+    double score = 1.0;
+    if (candidates.size() > 1) {
+      if (!scorer.score(cm, &score, error)) return false;
+      if (debug) debug("calibration method " + c.label + ": mean output cosine " + fixed(score, 6));
+    }
+    if (score > best_score) {
+      best_score = score;
+      choice->model = std::move(cm);
+      choice->label = c.label;
+      choice->thresholds = std::move(thr);
+    }
+  }
+  return true;
+}
+
+}  // namespace openbpu::cvt

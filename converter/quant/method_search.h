@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// The calibration-method search of makertbin: the threshold methods a
+// calibration_type tries, and the choice among them by the mean output
+// cosine of the compiled model against the float model on a few samples
+// (what the vendor's default and mix calibration maximize).
+#ifndef OPENBPU_CONVERTER_QUANT_METHOD_SEARCH_H_
+#define OPENBPU_CONVERTER_QUANT_METHOD_SEARCH_H_
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "converter/codegen/compiler.h"
+#include "converter/ir/graph.h"
+#include "converter/partition/placement.h"
+#include "converter/quant/calibration.h"
+
+namespace openbpu::cvt {
+
+using Sample = std::map<std::string, Value>;  // graph input -> data
+
+struct CalCandidate {
+  CalMethod method = CalMethod::kMax;
+  double percentile = 1.0;
+  std::string label;  // as logged ("max", "kl", "max-percentile:percentile=0.99995", ...)
+};
+
+// The methods a calibration_type tries: one for max/skip/kl/mse, the
+// default set (max-percentile, kl, mse, max) for default and mix, max only
+// when every activation is int16 (clipping only hurts with 16 bits).
+std::vector<CalCandidate> calibration_candidates(const std::string& calibration_type,
+                                                 std::optional<float> max_percentile, bool all_int16);
+
+// Threshold of every non-constant value of the graph by one method.
+std::map<std::string, double> thresholds_for(const Graph& g, const CalibrationStats& stats, const CalCandidate& c);
+
+// The inputs of the quantized graph for a calibration sample: image inputs
+// the BPU reads natively get the runtime image bytes (NV12 from 2x2-averaged
+// chroma), other inputs the sample's data.
+bool quantized_inputs(const CompiledModel& cm, const Sample& sample, Sample* qin, std::string* error);
+
+// Mean cosine similarity of the model outputs, float graph vs a compiled
+// model, over the first n samples. The float outputs are computed once.
+class OutputScorer {
+ public:
+  bool init(const Graph& g, const std::vector<Sample>& samples, size_t n, std::string* error);
+  bool score(const CompiledModel& cm, double* out, std::string* error) const;
+
+ private:
+  const std::vector<Sample>* samples_ = nullptr;
+  std::vector<std::string> outputs_;
+  size_t n_ = 0;
+  std::vector<std::vector<std::vector<double>>> ref_;  // sample -> output -> values
+};
+
+struct CalibrationChoice {
+  CompiledModel model;                       // compiled with the chosen thresholds
+  std::map<std::string, double> thresholds;  // per float value
+  std::string label;                         // the chosen method
+};
+
+// Compiles the graph with each candidate's thresholds and keeps the best by
+// the output score (the only candidate without scoring). `debug` receives
+// one line per scored candidate.
+bool choose_calibration(const Graph& g, const Placement& placement, const CalibrationStats& stats,
+                        const std::vector<Sample>& samples, const CompileOptions& options,
+                        const std::vector<CalCandidate>& candidates,
+                        const std::function<void(const std::string&)>& debug, CalibrationChoice* choice,
+                        std::string* error);
+
+}  // namespace openbpu::cvt
+
+#endif  // OPENBPU_CONVERTER_QUANT_METHOD_SEARCH_H_
