@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bpu_sim/isa/isa.h"
+#include "bpu_sim/isa/march.h"
 
 namespace openbpu::sim {
 
@@ -20,6 +21,10 @@ struct RegionLayout {
   const uint8_t* constants = nullptr;  // the constant blob (values are checked too)
   uint64_t constants_size = 0;
   uint64_t scratch_size = 0;
+  // The march the program runs on: its operator limits (kernel, stride,
+  // dilation, channels) and data types are checked too. nullptr checks the
+  // ISA's structural rules only (the converter's host execution).
+  const isa::MarchInfo* march = nullptr;
 };
 
 bool validate_instruction(const isa::Instruction& ins, const RegionLayout& regions,

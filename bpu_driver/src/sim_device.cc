@@ -181,6 +181,7 @@ class SimDevice final : public Device {
     regions.constants = layout.constants;
     regions.constants_size = layout.constants_size;
     regions.scratch_size = layout.scratch_size;
+    regions.march = info_.march;
     if (!sim::validate_program(prog->instructions, regions, error)) return Status::kInvalidProgram;
     uint64_t next = 0;
     for (size_t i = 0; i < fcs.size(); ++i) {

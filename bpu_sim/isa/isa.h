@@ -236,7 +236,8 @@ struct Fill {
 };
 
 // Index of the largest channel (first one on ties). in NHWC int8/int16 with
-// C <= 64; out int32 [N, H, W, 1].
+// C <= kMaxArgMaxChannels; out int32 [N, H, W, 1].
+inline constexpr int kMaxArgMaxChannels = 64;
 struct ArgMax {
   TensorRef in, out;
   template <class V> void visit(V& v) { in.visit(v); out.visit(v); }

@@ -6,17 +6,37 @@
 namespace openbpu::isa {
 
 namespace {
+// Operator limits per hardware generation (X3: bernoulli2; J5/X5: bayes,
+// bayes-e; J6: nash-e, nash-m).
+constexpr OpLimits kLimitsX3 = {.max_kernel = 7, .max_stride = 4, .max_dilation = 16, .max_channels = 2048,
+                                .max_deconv_kernel = 14, .reshape = false, .transpose = false};
+constexpr OpLimits kLimitsJ5 = {.max_kernel = 15, .max_stride = 8, .max_dilation = 32, .max_channels = 8192,
+                                .max_deconv_kernel = 14, .reshape = true, .transpose = true};
+constexpr OpLimits kLimitsJ6 = {.max_kernel = 31, .max_stride = 8, .max_dilation = 32, .max_channels = 16384,
+                                .max_deconv_kernel = 31, .reshape = true, .transpose = true};
+
 // Timing parameters: bernoulli2 is calibrated so that MobileNetV1 224x224 nv12
 // estimates to the reference measurement on RDK X3 (BPU subgraph 3.43 ms),
 // see tests/bpu_sim/timing_test.cc. The other marches scale from their
 // published peak throughput.
-const MarchInfo kMarches[] = {
-    // march, name, hw, cores, align, int16, fp16, MHz, MAC/cyc, dw eff, DDR B/cyc, SRAM KiB, instr, fc
-    {March::kBernoulli2, "bernoulli2", "BERNOULLI2", 2, 8, false, false, 1000.0, 210.0, 0.25, 8.0, 1024.0, 200.0, 400.0},
-    {March::kBayes, "bayes", "BAYES", 2, 16, true, false, 1000.0, 1700.0, 0.25, 24.0, 4096.0, 150.0, 300.0},
-    {March::kBayesE, "bayes-e", "BAYES-E", 1, 16, true, false, 1000.0, 420.0, 0.25, 12.0, 2048.0, 150.0, 300.0},
-    {March::kNashE, "nash-e", "NASH-E", 1, 32, true, true, 1200.0, 2000.0, 0.25, 32.0, 8192.0, 120.0, 240.0},
-    {March::kNashM, "nash-m", "NASH-M", 1, 32, true, true, 1200.0, 4000.0, 0.25, 48.0, 16384.0, 120.0, 240.0},
+constexpr MarchInfo kMarches[] = {
+    {.march = March::kBernoulli2, .name = "bernoulli2", .hw_name = "BERNOULLI2", .cores = 2, .channel_align = 8,
+     .int16 = false, .fp16 = false, .limits = kLimitsX3, .clock_mhz = 1000.0, .int8_macs_per_cycle = 210.0,
+     .dw_efficiency = 0.25, .ddr_bytes_per_cycle = 8.0, .sram_kib = 1024.0, .instr_overhead_cycles = 200.0,
+     .fc_overhead_cycles = 400.0},
+    {.march = March::kBayes, .name = "bayes", .hw_name = "BAYES", .cores = 2, .channel_align = 16, .int16 = true,
+     .fp16 = false, .limits = kLimitsJ5, .clock_mhz = 1000.0, .int8_macs_per_cycle = 1700.0, .dw_efficiency = 0.25,
+     .ddr_bytes_per_cycle = 24.0, .sram_kib = 4096.0, .instr_overhead_cycles = 150.0, .fc_overhead_cycles = 300.0},
+    {.march = March::kBayesE, .name = "bayes-e", .hw_name = "BAYES-E", .cores = 1, .channel_align = 16,
+     .int16 = true, .fp16 = false, .limits = kLimitsJ5, .clock_mhz = 1000.0, .int8_macs_per_cycle = 420.0,
+     .dw_efficiency = 0.25, .ddr_bytes_per_cycle = 12.0, .sram_kib = 2048.0, .instr_overhead_cycles = 150.0,
+     .fc_overhead_cycles = 300.0},
+    {.march = March::kNashE, .name = "nash-e", .hw_name = "NASH-E", .cores = 1, .channel_align = 32, .int16 = true,
+     .fp16 = true, .limits = kLimitsJ6, .clock_mhz = 1200.0, .int8_macs_per_cycle = 2000.0, .dw_efficiency = 0.25,
+     .ddr_bytes_per_cycle = 32.0, .sram_kib = 8192.0, .instr_overhead_cycles = 120.0, .fc_overhead_cycles = 240.0},
+    {.march = March::kNashM, .name = "nash-m", .hw_name = "NASH-M", .cores = 1, .channel_align = 32, .int16 = true,
+     .fp16 = true, .limits = kLimitsJ6, .clock_mhz = 1200.0, .int8_macs_per_cycle = 4000.0, .dw_efficiency = 0.25,
+     .ddr_bytes_per_cycle = 48.0, .sram_kib = 16384.0, .instr_overhead_cycles = 120.0, .fc_overhead_cycles = 240.0},
 };
 }  // namespace
 

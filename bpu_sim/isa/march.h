@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // BPU micro-architectures ("marches"). A march fixes the core count, the data
 // alignment of the native layout, the supported data types and the timing
-// parameters used by the cost model (bpu_sim/timing.h). The converter's
-// placement rules per march live with the converter.
+// parameters used by the cost model (bpu_sim/timing.h), and the operator
+// limits of its hardware: the converter's placement rules
+// (converter/ops/) and the simulator's validator (bpu_sim/validate.h) both
+// read them from here.
 #ifndef OPENBPU_BPU_SIM_ISA_MARCH_H_
 #define OPENBPU_BPU_SIM_ISA_MARCH_H_
 
@@ -19,14 +21,26 @@ enum class March : uint8_t {
   kNashM = 5,       // J6M / S100P
 };
 
+// What the hardware of a march accepts beyond the ISA's structural limits.
+struct OpLimits {
+  int max_kernel;         // convolution kernel side
+  int max_stride;         // convolution / pooling / deconvolution stride
+  int max_dilation;       // convolution / pooling / deconvolution dilation
+  int max_channels;       // convolution input and output channels
+  int max_deconv_kernel;  // deconvolution kernel side
+  bool reshape;           // Reshape / Flatten / Squeeze / Unsqueeze map to the BPU
+  bool transpose;         // Transpose / DepthToSpace / SpaceToDepth map to the BPU
+};
+
 struct MarchInfo {
   March march;
   const char* name;        // as written in yaml / --march
   const char* hw_name;     // as printed by the runtime (BPU platform)
   int cores;
   int channel_align;       // native NHWC channel padding (elements)
-  bool int16;
+  bool int16;             // int16 activations
   bool fp16;
+  OpLimits limits;
   // Timing model.
   double clock_mhz;
   double int8_macs_per_cycle;   // peak dense int8 MACs per cycle per core

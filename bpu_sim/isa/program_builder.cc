@@ -1,20 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bpu_sim/isa/program_builder.h"
 
-#include <cmath>
-
 namespace openbpu::isa {
-
-void quantize_multiplier(double r, int32_t* multiplier, int32_t* shift) {
-  // Compare in floating point: r * 2^63 can exceed the int64 range.
-  int s = 63;
-  while (s > 0 && std::ldexp(r, s) >= 2147483647.5) --s;
-  int64_t m = std::llround(std::ldexp(r, s));
-  if (m >= (int64_t{1} << 31)) m = (int64_t{1} << 31) - 1;  // r >= 2^31: saturate
-  if (m < 1) m = 1;
-  *multiplier = static_cast<int32_t>(m);
-  *shift = s;
-}
 
 TensorRef nhwc_view(Region region, uint16_t index, uint64_t offset, int n, int h, int w, int c, DType t,
                     int align) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Helpers to assemble BPU programs: views of native NHWC tensors in a region,
-// constant pool, scratch allocation and the multiplier/shift derivation of
-// the numerics contract. Used by the converter's compiler and by tests.
+// constant pool and scratch allocation (the multiplier/shift derivation is in
+// numerics.h). Used by the converter's compiler and by tests.
 #ifndef OPENBPU_BPU_SIM_ISA_PROGRAM_BUILDER_H_
 #define OPENBPU_BPU_SIM_ISA_PROGRAM_BUILDER_H_
 
@@ -11,12 +11,9 @@
 
 #include "bpu_sim/isa/isa.h"
 #include "bpu_sim/isa/march.h"
+#include "bpu_sim/isa/numerics.h"
 
 namespace openbpu::isa {
-
-// M, S with r ~= M / 2^S: S is the largest shift in [0, 63] with
-// round(r * 2^S) < 2^31, M = round(r * 2^S) (at least 1). r must be > 0.
-void quantize_multiplier(double r, int32_t* multiplier, int32_t* shift);
 
 // Byte size of a native NHWC tensor with channels padded to `align`.
 inline uint64_t nhwc_bytes(int n, int h, int w, int c, DType t, int align) {

@@ -25,7 +25,7 @@ void lut(const isa::Lut& l, const Memory& mem) {
         } else {
           // int16 input (other types are rejected by the validator and clamped to
           // the int16 range here so the table index stays in [0, 512]).
-          const int64_t u = detail::clamp(x, -32768, 32767) + 32768;
+          const int64_t u = detail::clamp(x, detail::dtype_min(isa::DType::kInt16), detail::dtype_max(isa::DType::kInt16)) + 32768;
           const int64_t i = u >> 7, f = u & 127;
           const int64_t t0 = detail::const_at(mem, l.table, tt, i);
           const int64_t t1 = detail::const_at(mem, l.table, tt, i + 1);

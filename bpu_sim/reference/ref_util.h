@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "bpu_sim/isa/isa.h"
+#include "bpu_sim/isa/numerics.h"
 #include "bpu_sim/memory.h"
 
 namespace openbpu::sim::ref::detail {
@@ -24,33 +25,9 @@ __extension__ typedef __int128 int128;  // exact products of int64 and int32 val
 static_assert((static_cast<int128>(-3) >> 1) == -2, "arithmetic shift required");
 static_assert((static_cast<int64_t>(-3) >> 1) == -2, "arithmetic shift required");
 
-// Value range of a data type.
-inline int64_t dtype_min(isa::DType t) {
-  switch (t) {
-    case isa::DType::kInt8:
-      return -128;
-    case isa::DType::kInt16:
-      return -32768;
-    case isa::DType::kInt32:
-      return std::numeric_limits<int32_t>::min();
-    case isa::DType::kUInt8:
-      return 0;
-  }
-  return 0;
-}
-inline int64_t dtype_max(isa::DType t) {
-  switch (t) {
-    case isa::DType::kInt8:
-      return 127;
-    case isa::DType::kInt16:
-      return 32767;
-    case isa::DType::kInt32:
-      return std::numeric_limits<int32_t>::max();
-    case isa::DType::kUInt8:
-      return 255;
-  }
-  return 0;
-}
+// Value range of a data type (bpu_sim/isa/numerics.h).
+inline int64_t dtype_min(isa::DType t) { return isa::dtype_range(t).lo; }
+inline int64_t dtype_max(isa::DType t) { return isa::dtype_range(t).hi; }
 
 // min(max(v, lo), hi): with lo > hi (never accepted by the validator) the
 // result is hi.
@@ -73,10 +50,10 @@ inline Range out_range(isa::DType t, int64_t act_min, int64_t act_max) {
           act_max < dtype_max(t) ? act_max : dtype_max(t)};
 }
 
-// Shift amounts outside [0, 63] are rejected by the validator; the kernels
-// clamp them so that even an unvalidated instruction never shifts by an
-// undefined amount.
-inline int sanitize_shift(int64_t s) { return static_cast<int>(clamp(s, 0, 63)); }
+// Shift amounts outside [0, kMaxShift] are rejected by the validator; the
+// kernels clamp them so that even an unvalidated instruction never shifts by
+// an undefined amount.
+inline int sanitize_shift(int64_t s) { return static_cast<int>(clamp(s, 0, isa::kMaxShift)); }
 
 // floor(v / 2^s) for s >= 0.
 inline int128 floor_shift(int128 v, int s) { return v >> s; }

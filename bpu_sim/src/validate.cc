@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bpu_sim/validate.h"
 
+#include "bpu_sim/isa/numerics.h"
+
 #include <cstring>
 #include <limits>
 #include <string>
@@ -123,10 +125,8 @@ class V {
   }
 
   bool act_ok(int32_t lo, int32_t hi, DType out) {
-    int64_t dmin = std::numeric_limits<int32_t>::min(), dmax = std::numeric_limits<int32_t>::max();
-    if (out == DType::kInt8) dmin = -128, dmax = 127;
-    if (out == DType::kInt16) dmin = -32768, dmax = 32767;
-    if (lo > hi || lo < dmin || hi > dmax)
+    const isa::IntRange r = isa::dtype_range(out == DType::kUInt8 ? DType::kInt32 : out);
+    if (lo > hi || lo < r.lo || hi > r.hi)
       return fail("activation bounds [" + std::to_string(lo) + ", " + std::to_string(hi) +
                   "] invalid for the output type");
     return true;
@@ -202,7 +202,7 @@ class V {
         return false;
       for (uint32_t i = 0; i < cout; ++i) {
         if (!mult_ok(const_at<int32_t>(c.multiplier, i), "conv")) return false;
-        if (!shift_ok(const_at<int8_t>(c.shift, i), 63, "conv")) return false;
+        if (!shift_ok(const_at<int8_t>(c.shift, i), isa::kMaxShift, "conv")) return false;
       }
     } else if (c.has_residual) {
       return fail("int32 output cannot take a residual input");
@@ -250,7 +250,8 @@ class V {
     if (p.out.dims[1] != eh || p.out.dims[2] != ew)
       return fail("pool output size does not match the window arithmetic");
     if (!mult_ok(p.multiplier, "pool")) return false;
-    if (!shift_ok(p.shift, p.kind == isa::PoolKind::kAvg ? 40 : 63, "pool")) return false;
+    if (!shift_ok(p.shift, p.kind == isa::PoolKind::kAvg ? isa::kMaxAvgPoolShift : isa::kMaxShift, "pool"))
+      return false;
     return act_ok(p.act_min, p.act_max, p.out.dtype);
   }
 
@@ -268,7 +269,7 @@ class V {
     const auto kind = static_cast<uint8_t>(e.kind);
     if (kind < 1 || kind > 5) return fail("unknown eltwise kind");
     if (!mult_ok(e.multiplier_a, "eltwise") || !mult_ok(e.multiplier_b, "eltwise") ||
-        !shift_ok(e.shift, 63, "eltwise"))
+        !shift_ok(e.shift, isa::kMaxShift, "eltwise"))
       return false;
     if ((overlap(eout, ea) && !identical(e.out, e.a)) || (overlap(eout, eb) && !identical(e.out, e.b)))
       return fail("output partially overlaps an input");
@@ -291,7 +292,7 @@ class V {
       return false;
     if (!same_dims(l.in, l.out, "input and output")) return false;
     if (overlap(eout, ein) && !identical(l.in, l.out)) return fail("output partially overlaps input");
-    const uint32_t entries = l.in.dtype == DType::kInt8 ? 256 : 513;
+    const uint32_t entries = static_cast<uint32_t>(isa::lut_entries(l.in.dtype));
     return consts(l.table, entries, isa::dtype_size(l.out.dtype), "table");
   }
 
@@ -313,7 +314,8 @@ class V {
         r.round_bias < 0 || r.round_bias > 65535)
       return fail("resize coordinates out of range");
     if (!mult_ok(r.multiplier, "resize")) return false;
-    return shift_ok(r.shift, r.mode == isa::ResizeMode::kBilinear ? 55 : 63, "resize");
+    return shift_ok(r.shift, r.mode == isa::ResizeMode::kBilinear ? isa::kMaxBilinearShift : isa::kMaxShift,
+                    "resize");
   }
 
   bool move(const isa::Move& m) {
@@ -323,7 +325,7 @@ class V {
     if (!dtype_in(m.out, "output", {DType::kInt8, DType::kInt16, DType::kInt32})) return false;
     if (overlap(eout, ein) && !identical(m.in, m.out)) return fail("output partially overlaps input");
     if (m.requantize > 1) return fail("bad requantize flag");
-    if (m.requantize && (!mult_ok(m.multiplier, "move") || !shift_ok(m.shift, 63, "move")))
+    if (m.requantize && (!mult_ok(m.multiplier, "move") || !shift_ok(m.shift, isa::kMaxShift, "move")))
       return false;
     return true;
   }
@@ -342,7 +344,8 @@ class V {
         !dtype_in(a.out, "output", {DType::kInt32}))
       return false;
     if (!no_overlap(eout, ein, "input")) return false;
-    if (a.in.dims[3] > 64) return fail("argmax over more than 64 channels");
+    if (a.in.dims[3] > isa::kMaxArgMaxChannels)
+      return fail("argmax over more than " + std::to_string(isa::kMaxArgMaxChannels) + " channels");
     if (a.out.dims[0] != a.in.dims[0] || a.out.dims[1] != a.in.dims[1] ||
         a.out.dims[2] != a.in.dims[2] || a.out.dims[3] != 1)
       return fail("argmax output must be [N, H, W, 1] of the input");
@@ -396,10 +399,61 @@ class V {
   std::string* error_;
 };
 
-}  // namespace
+// The march's operator limits and data types (bpu_sim/isa/march.h).
+class MarchCheck {
+ public:
+  MarchCheck(const isa::MarchInfo& m, std::string* e) : m_(m), error_(e) {}
 
-bool validate_instruction(const isa::Instruction& ins, const RegionLayout& regions,
-                          std::string* error) {
+  bool fail(const std::string& what) {
+    *error_ = what + " on " + m_.name;
+    return false;
+  }
+  bool limit(int64_t v, int64_t max, const char* what) {
+    if (v > max) return fail(std::string(what) + " " + std::to_string(v) + " exceeds " + std::to_string(max));
+    return true;
+  }
+  bool types(std::initializer_list<const TensorRef*> refs) {
+    if (m_.int16) return true;
+    for (const TensorRef* r : refs)
+      if (r->dtype == DType::kInt16) return fail("int16 tensors are not supported");
+    return true;
+  }
+  bool window(int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t dh, int32_t dw, int64_t max_kernel) {
+    const isa::OpLimits& l = m_.limits;
+    return limit(std::max(kh, kw), max_kernel, "kernel size") && limit(std::max(sh, sw), l.max_stride, "stride") &&
+           limit(std::max(dh, dw), l.max_dilation, "dilation");
+  }
+  bool conv(const isa::Conv& c, bool deconv) {
+    const isa::OpLimits& l = m_.limits;
+    return types({&c.in, &c.out, &c.residual}) &&
+           window(c.kernel_h, c.kernel_w, c.stride_h, c.stride_w, c.dilation_h, c.dilation_w,
+                  deconv ? l.max_deconv_kernel : l.max_kernel) &&
+           limit(std::max(c.in.dims[3], c.out.dims[3]), l.max_channels, "channels");
+  }
+  bool pool(const isa::Pool& p) {
+    return types({&p.in, &p.out}) &&
+           window(1, 1, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, 1);
+  }
+  bool instruction(const isa::Instruction& ins) {
+    using isa::Opcode;
+    if (const auto* c = std::get_if<isa::Conv>(&ins.body)) return conv(*c, ins.opcode == Opcode::kDeconv);
+    if (const auto* p = std::get_if<isa::Pool>(&ins.body)) return pool(*p);
+    if (const auto* e = std::get_if<isa::Eltwise>(&ins.body)) return types({&e->a, &e->b, &e->out});
+    if (const auto* t = std::get_if<isa::Lut>(&ins.body)) return types({&t->in, &t->out});
+    if (const auto* r = std::get_if<isa::Resize>(&ins.body)) return types({&r->in, &r->out});
+    if (const auto* v = std::get_if<isa::Move>(&ins.body)) return types({&v->in, &v->out});
+    if (const auto* f = std::get_if<isa::Fill>(&ins.body)) return types({&f->out});
+    if (const auto* a = std::get_if<isa::ArgMax>(&ins.body)) return types({&a->in, &a->out});
+    return true;
+  }
+
+ private:
+  const isa::MarchInfo& m_;
+  std::string* error_;
+};
+
+
+bool validate_structure(const isa::Instruction& ins, const RegionLayout& regions, std::string* error) {
   V v(regions, error);
   using isa::Opcode;
   const auto* conv = std::get_if<isa::Conv>(&ins.body);
@@ -434,6 +488,14 @@ bool validate_instruction(const isa::Instruction& ins, const RegionLayout& regio
       break;
   }
   return v.fail("opcode and body disagree");
+}
+
+}  // namespace
+
+bool validate_instruction(const isa::Instruction& ins, const RegionLayout& regions,
+                          std::string* error) {
+  if (!validate_structure(ins, regions, error)) return false;
+  return regions.march == nullptr || MarchCheck(*regions.march, error).instruction(ins);
 }
 
 bool validate_program(const std::vector<isa::Instruction>& program, const RegionLayout& regions,

@@ -25,6 +25,7 @@ struct CompileOptions {
   const isa::MarchInfo* march = nullptr;
   double max_time_per_fc_us = 0;  // 0 = one function call per subgraph
   bool int32_tail = true;         // high-precision int32 outputs for tail convolutions
+  bool fuse = true;               // fusion pass (activations, residual adds); off at optimize_level O0
   std::string model_name = "model";
   // Debug builds for the similarity report: no scratch reuse, so every
   // intermediate value is still in the scratch arena after a run.

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bpu_sim/isa/numerics.h"
+#include "converter/passes/pass_util.h"
+
 namespace openbpu::cvt {
 
 Dims4 logical4(const std::vector<int64_t>& s) {
@@ -37,44 +40,18 @@ uint64_t native_bytes(const Dims4& d, isa::DType t, int align) {
                          static_cast<int>(d[1]), t, align);
 }
 
-int32_t qmin(isa::DType t) {
-  switch (t) {
-    case isa::DType::kInt16: return -32768;
-    case isa::DType::kInt32: return INT32_MIN;
-    case isa::DType::kUInt8: return 0;
-    default: return -128;
-  }
-}
+int32_t qmin(isa::DType t) { return static_cast<int32_t>(isa::dtype_range(t).lo); }
+int32_t qmax(isa::DType t) { return static_cast<int32_t>(isa::dtype_range(t).hi); }
 
-int32_t qmax(isa::DType t) {
-  switch (t) {
-    case isa::DType::kInt16: return 32767;
-    case isa::DType::kInt32: return INT32_MAX;
-    case isa::DType::kUInt8: return 255;
-    default: return 127;
-  }
-}
+int32_t quantize(double v, float scale, isa::DType t) { return isa::quantize_value(v, scale, t); }
 
-int32_t quantize(double v, float scale, isa::DType t) {
-  const double r = std::round(v / static_cast<double>(scale));
-  return static_cast<int32_t>(std::max<double>(qmin(t), std::min<double>(qmax(t), r)));
-}
+std::vector<float> LoweringContext::floats(const std::string& n) const { return const_floats(graph, n); }
 
-std::vector<float> LoweringContext::floats(const std::string& n) const {
-  std::vector<float> out;
-  const Value* v = graph.value(n);
-  if (v == nullptr || !v->is_constant()) return out;
-  for (double d : v->to_doubles()) out.push_back(static_cast<float>(d));
-  return out;
-}
-
-isa::TensorRef LoweringContext::const_tensor(const std::string& n, float* scale) {
-  const Value& v = value(n);
+isa::TensorRef LoweringContext::const_tensor(const std::string& n, const Dims4& d, float* scale) {
   const std::vector<float> data = floats(n);
   float mx = 0.0f;
   for (float f : data) mx = std::max(mx, std::fabs(f));
   *scale = mx > 0 ? mx / 127.0f : 1.0f;
-  const Dims4 d = logical4(v.shape);
   const uint64_t bytes = native_bytes(d, isa::DType::kInt8, align());
   std::vector<int8_t> buf(bytes, 0);
   const auto st = native_strides(d, align());

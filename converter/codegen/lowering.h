@@ -40,15 +40,18 @@ isa::TensorRef native_ref(isa::Region region, uint16_t index, uint64_t offset, c
                           int align);
 uint64_t native_bytes(const Dims4& d, isa::DType t, int align);
 
+struct OpUnit;  // converter/ops/op_unit.h
+
 // A node or a fused group of nodes that becomes instructions.
 struct Op {
   std::vector<size_t> nodes;          // graph node indices (first = main node)
   std::vector<std::string> inputs;    // float values read
   std::vector<std::string> outputs;   // float values written
-  std::string kind;                   // emitter name
+  const OpUnit* unit = nullptr;       // the main node's operator unit
   // Fusion details for convolutions.
   int act_min_node = -1;              // Relu/Clip fused after conv (or after the residual add)
   std::string residual;               // value added before the activation
+  uint64_t scratch_offset = 0;        // temporary scratch of the emitter (OpUnit::scratch), from the memory plan
 };
 
 class LoweringContext {
@@ -67,26 +70,16 @@ class LoweringContext {
   const QParams& qp(const std::string& n) const { return q.at(n); }
   // Constant of a node input as floats.
   std::vector<float> floats(const std::string& n) const;
-  // Adds a quantized constant tensor (broadcastable operand) in the const region.
-  isa::TensorRef const_tensor(const std::string& n, float* scale);
+  // Adds a quantized constant tensor (broadcastable operand) in the const
+  // region, laid out with the logical dims d (its shape right-aligned to the
+  // rank of the tensor it is combined with, then seen as 4-D).
+  isa::TensorRef const_tensor(const std::string& n, const Dims4& d, float* scale);
 };
 
-// Emits the instructions of one op. Returns false with a message on
-// unsupported parameters.
-bool emit_op(LoweringContext& ctx, const Op& op, std::string* error);
-
-// Depthwise 1x1 convolution y = x * a[c] + b[c] with real-valued a, b
-// (input scale in_scale, output quantization qo, optional fused activation).
-void emit_affine(LoweringContext& ctx, const isa::TensorRef& in, const isa::TensorRef& out, double in_scale,
-                 const QParams& qo, const std::vector<double>& a, const std::vector<double>& b, int act_node);
-
-// Per-output-channel weight scales (max |w| / 127 over each channel's values).
-std::vector<float> channel_scales(const std::vector<float>& w, int64_t cout);
-
-// int8 / int16 range of a dtype.
+// Range of a dtype (bpu_sim/isa/numerics.h).
 int32_t qmin(isa::DType t);
 int32_t qmax(isa::DType t);
-// Quantizes a real value to a dtype with a scale (round half away from zero).
+// Quantizes a real value to a dtype with a scale (isa::quantize_value).
 int32_t quantize(double v, float scale, isa::DType t);
 
 }  // namespace openbpu::cvt

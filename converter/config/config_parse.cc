@@ -570,23 +570,7 @@ std::vector<std::optional<std::vector<int64_t>>> shape_lists(const Group& g, siz
   return out;
 }
 
-void parse_input_parameters(const Group& g, Config* c, const Warn& warn) {
-  const std::string& march = c->model_parameters.march;
-  OptStrings names = g.list("input_name");
-  InputCount count;
-  if (!names.empty()) {
-    count = {names.size(), "input_name"};
-  } else {
-    OptStrings rt = g.list("input_type_rt");
-    if (rt.empty())
-      fail(g.where("input_type_rt"),
-           "missing (required): one of " + cfg::join(kRtTypes, ", ") + " per input");
-    count = {rt.size(), "input_type_rt"};
-  }
-  const size_t n = count.n;
-  std::vector<InputParameter>& inputs = c->input_parameters;
-  inputs.assign(n, InputParameter());
-
+void parse_input_names(const Group& g, const OptStrings& names, size_t n, std::vector<InputParameter>& inputs) {
   std::set<std::string> seen;
   for (size_t i = 0; i < names.size(); ++i) {
     if (!names[i]) {
@@ -601,6 +585,10 @@ void parse_input_parameters(const Group& g, Config* c, const Warn& warn) {
     inputs[i].name = *names[i];
   }
 
+}
+
+void parse_input_types(const Group& g, const InputCount& count, std::vector<InputParameter>& inputs) {
+  const size_t n = count.n;
   // Types and layouts.
   std::vector<std::string> all_rt = kRtTypes, all_train = kTrainTypes;
   all_rt.insert(all_rt.end(), kInternalTypes.begin(), kInternalTypes.end());
@@ -620,6 +608,11 @@ void parse_input_parameters(const Group& g, Config* c, const Warn& warn) {
       fail(g.where("input_layout_train"), one_of(layout_train[i], {"NCHW", "NHWC"}));
   }
 
+}
+
+void parse_input_layouts_rt(const Group& g, const InputCount& count, std::vector<InputParameter>& inputs,
+                            const Warn& warn) {
+  const size_t n = count.n;
   OptStrings layout_rt = g.list("input_layout_rt");
   if (!layout_rt.empty()) count.expect(g, "input_layout_rt", layout_rt.size());
   for (size_t i = 0; i < n; ++i) {
@@ -642,6 +635,9 @@ void parse_input_parameters(const Group& g, Config* c, const Warn& warn) {
       fail(g.where("input_layout_rt"), one_of(*l, {"NCHW", "NHWC"}));
   }
 
+}
+
+void parse_space_and_range(const Group& g, const InputCount& count, std::vector<InputParameter>& inputs) {
   OptStrings space = g.list("input_space_and_range");
   if (!space.empty()) count.expect(g, "input_space_and_range", space.size());
   for (size_t i = 0; i < space.size(); ++i) {
@@ -658,6 +654,10 @@ void parse_input_parameters(const Group& g, Config* c, const Warn& warn) {
     inputs[i].space_and_range = s;
   }
 
+}
+
+void check_input_combinations(const Group& g, const std::string& march, const std::vector<InputParameter>& inputs) {
+  const size_t n = inputs.size();
   // Combinations of types, layouts and march.
   for (size_t i = 0; i < n; ++i) {
     const InputParameter& in = inputs[i];
@@ -673,6 +673,12 @@ void parse_input_parameters(const Group& g, Config* c, const Warn& warn) {
                "' is not supported transform to input_type_rt '" + eff + "' for now.");
   }
 
+}
+
+void parse_shapes_and_batch(const Group& g, const InputCount& count, Config* c) {
+  const std::string& march = c->model_parameters.march;
+  std::vector<InputParameter>& inputs = c->input_parameters;
+  const size_t n = count.n;
   // Shapes (empty = from the model) and batch.
   auto shapes = shape_lists(g, n);
   if (!shapes.empty()) count.expect(g, "input_shape", shapes.size());
@@ -697,6 +703,11 @@ void parse_input_parameters(const Group& g, Config* c, const Warn& warn) {
     }
   }
 
+}
+
+void parse_preprocessing(const Group& g, const InputCount& count, std::vector<InputParameter>& inputs,
+                         const Warn& warn) {
+  const size_t n = count.n;
   // Preprocessing.
   static const std::vector<std::string> norm_types = {"no_preprocess", "data_mean", "data_scale",
                                                       "data_mean_and_scale"};
@@ -754,6 +765,32 @@ void parse_input_parameters(const Group& g, Config* c, const Warn& warn) {
     take("mean_value", "mean", means, &in.mean);
     take("scale_value", "scale", scales, &in.scale);
   }
+}
+
+void parse_input_parameters(const Group& g, Config* c, const Warn& warn) {
+  const std::string& march = c->model_parameters.march;
+  OptStrings names = g.list("input_name");
+  InputCount count;
+  if (!names.empty()) {
+    count = {names.size(), "input_name"};
+  } else {
+    OptStrings rt = g.list("input_type_rt");
+    if (rt.empty())
+      fail(g.where("input_type_rt"),
+           "missing (required): one of " + cfg::join(kRtTypes, ", ") + " per input");
+    count = {rt.size(), "input_type_rt"};
+  }
+  const size_t n = count.n;
+  std::vector<InputParameter>& inputs = c->input_parameters;
+  inputs.assign(n, InputParameter());
+
+  parse_input_names(g, names, n, inputs);
+  parse_input_types(g, count, inputs);
+  parse_input_layouts_rt(g, count, inputs, warn);
+  parse_space_and_range(g, count, inputs);
+  check_input_combinations(g, march, inputs);
+  parse_shapes_and_batch(g, count, c);
+  parse_preprocessing(g, count, inputs, warn);
 }
 
 // --- calibration_parameters ------------------------------------------------

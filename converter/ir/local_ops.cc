@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bpu_sim/executor.h"
+#include "bpu_sim/isa/nonlinear.h"
 #include "bpu_sim/validate.h"
 #include "converter/codegen/compiler.h"
 
@@ -49,7 +50,7 @@ template <class F> class UnaryKernel final : public CpuKernel {
 Status create_swish(const rt::CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                     const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* k) {
   OBPU_RETURN_IF_ERROR(unary_check(def, in, out));
-  auto f = [](float x) { return static_cast<float>(x / (1.0 + std::exp(-static_cast<double>(x)))); };
+  auto f = [](float x) { return static_cast<float>(isa::fn::swish(static_cast<double>(x))); };
   *k = std::make_unique<UnaryKernel<decltype(f)>>(f);
   return Status::Ok();
 }
@@ -57,10 +58,7 @@ Status create_swish(const rt::CpuOpDef& def, const std::vector<const TensorDesc*
 Status create_gelu(const rt::CpuOpDef& def, const std::vector<const TensorDesc*>& in,
                    const std::vector<const TensorDesc*>& out, std::unique_ptr<CpuKernel>* k) {
   OBPU_RETURN_IF_ERROR(unary_check(def, in, out));
-  auto f = [](float x) {
-    const double d = x;
-    return static_cast<float>(0.5 * d * (1.0 + std::erf(d / std::sqrt(2.0))));
-  };
+  auto f = [](float x) { return static_cast<float>(isa::fn::gelu(static_cast<double>(x))); };
   *k = std::make_unique<UnaryKernel<decltype(f)>>(f);
   return Status::Ok();
 }

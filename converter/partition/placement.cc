@@ -4,7 +4,31 @@
 #include <algorithm>
 #include <map>
 
+#include "converter/ops/op_unit.h"
+
 namespace openbpu::cvt {
+
+bool bpu_supported(const Graph& g, const Node& n, const isa::MarchInfo& march, std::string* type,
+                   std::string* reason) {
+  const OpUnit* u = find_op_unit(n);
+  *type = n.op_type;
+  if (u == nullptr || u->place == nullptr) {
+    *reason = n.op_type + " is not supported on the BPU";
+    return false;
+  }
+  std::string why;
+  if (!u->place(g, n, march, &why)) {
+    *reason = n.op_type + ": " + why;
+    return false;
+  }
+  *type = u->table_type;
+  return true;
+}
+
+bool is_passive(const Node& n) {
+  const OpUnit* u = find_op_unit(n);
+  return u != nullptr && u->passive;
+}
 
 namespace {
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Placement: which node runs on the BPU and which on the CPU, per march.
-// Each BPU rule is a named predicate whose message is both the CPU-fallback
-// reason the checker prints and a line of docs/SUPPORTED_OPS.md.
+// The rules are the operator units' (converter/ops/): each a named predicate
+// whose message is the CPU-fallback reason the checker prints, and whose
+// unit holds its line of docs/supported_ops.md.
 #ifndef OPENBPU_CONVERTER_PARTITION_PLACEMENT_H_
 #define OPENBPU_CONVERTER_PARTITION_PLACEMENT_H_
 
@@ -41,17 +42,14 @@ struct Placement {
 // and numbers the subgraphs in execution order.
 Placement place(Graph* graph, const PlacementOptions& options);
 
-// BPU support check of one node on a march (nullptr-free): returns true and
-// the table type, or false and the reason.
+// BPU support check of one node on a march (its unit's placement rule):
+// returns true and the table type, or false and the reason.
 bool bpu_supported(const Graph& g, const Node& n, const isa::MarchInfo& march, std::string* type,
                    std::string* reason);
 
 // Operators that only move or reinterpret data (no arithmetic needing
 // calibration of their own): at the model's head or tail they stay on the CPU.
 bool is_passive(const Node& n);
-
-// Markdown table of the BPU operators and their limits per march.
-std::string supported_ops_markdown();
 
 }  // namespace openbpu::cvt
 

@@ -9,11 +9,13 @@
 // double, float16 in float32. Abs/Neg/Sign/Relu/Clip/Shrink also take
 // integers (exact). Round is round-half-to-even like numpy. Clip takes
 // min/max as attributes before opset 11 and as optional inputs since.
-// Gelu (opset 20) honours approximate="tanh".
+// Gelu (opset 20) honours approximate="tanh". The activations' formulas are
+// bpu_sim/isa/nonlinear.h's, the ones the BPU's lookup tables are built from.
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
+#include "bpu_sim/isa/nonlinear.h"
 #include "runtime/cpu_ops/kernel_util.h"
 #include "runtime/cpu_ops/ops.h"
 
@@ -120,12 +122,6 @@ struct Params {
   bool inf_neg = true, inf_pos = true;
 };
 
-template <class T>
-T softplus(T x) {
-  // log(1 + exp(x)) without overflow.
-  return x > T(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-}
-
 template <class T, class F>
 void map(const T* x, T* y, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
@@ -137,41 +133,37 @@ void run_float(U op, const Params& p, const T* x, T* y, int64_t n) {
   const T a = static_cast<T>(p.alpha), b = static_cast<T>(p.beta), g = static_cast<T>(p.gamma);
   switch (op) {
     case U::kRelu:
-      map(x, y, n, [](T v) { return v > T(0) ? v : T(0); });
+      map(x, y, n, isa::fn::relu<T>);
       break;
     case U::kLeakyRelu:
-      map(x, y, n, [a](T v) { return v < T(0) ? a * v : v; });
+      map(x, y, n, [a](T v) { return isa::fn::leaky_relu(v, a); });
       break;
     case U::kElu:
-      map(x, y, n, [a](T v) { return v < T(0) ? a * (std::exp(v) - T(1)) : v; });
+      map(x, y, n, [a](T v) { return isa::fn::elu(v, a); });
       break;
     case U::kSelu:
-      map(x, y, n, [a, g](T v) { return v > T(0) ? g * v : g * (a * std::exp(v) - a); });
+      map(x, y, n, [a, g](T v) { return isa::fn::selu(v, a, g); });
       break;
     case U::kCelu:
-      map(x, y, n, [a](T v) { return v > T(0) ? v : a * (std::exp(v / a) - T(1)); });
+      map(x, y, n, [a](T v) { return isa::fn::celu(v, a); });
       break;
     case U::kSigmoid:
-      map(x, y, n, [](T v) {
-        if (v >= T(0)) return T(1) / (T(1) + std::exp(-v));
-        const T e = std::exp(v);
-        return e / (T(1) + e);
-      });
+      map(x, y, n, isa::fn::sigmoid<T>);
       break;
     case U::kHardSigmoid:
-      map(x, y, n, [a, b](T v) { return std::max(T(0), std::min(T(1), a * v + b)); });
+      map(x, y, n, [a, b](T v) { return isa::fn::hard_sigmoid(v, a, b); });
       break;
     case U::kHardSwish:
-      map(x, y, n, [](T v) { return v * std::max(T(0), std::min(T(1), v / T(6) + T(0.5))); });
+      map(x, y, n, isa::fn::hard_swish<T>);
       break;
     case U::kTanh:
       map(x, y, n, [](T v) { return std::tanh(v); });
       break;
     case U::kSoftplus:
-      map(x, y, n, softplus<T>);
+      map(x, y, n, isa::fn::softplus<T>);
       break;
     case U::kSoftsign:
-      map(x, y, n, [](T v) { return v / (T(1) + std::abs(v)); });
+      map(x, y, n, isa::fn::softsign<T>);
       break;
     case U::kExp:
       map(x, y, n, [](T v) { return std::exp(v); });
@@ -183,7 +175,7 @@ void run_float(U op, const Params& p, const T* x, T* y, int64_t n) {
       map(x, y, n, [](T v) { return std::sqrt(v); });
       break;
     case U::kReciprocal:
-      map(x, y, n, [](T v) { return T(1) / v; });
+      map(x, y, n, isa::fn::reciprocal<T>);
       break;
     case U::kNeg:
       map(x, y, n, [](T v) { return -v; });
@@ -240,20 +232,16 @@ void run_float(U op, const Params& p, const T* x, T* y, int64_t n) {
       map(x, y, n, [](T v) { return std::atanh(v); });
       break;
     case U::kMish:
-      map(x, y, n, [](T v) { return v * std::tanh(softplus(v)); });
+      map(x, y, n, isa::fn::mish<T>);
       break;
     case U::kGelu:
       if (p.tanh_gelu)
-        map(x, y, n, [](T v) {
-          const T c = static_cast<T>(0.7978845608028654);  // sqrt(2/pi)
-          return T(0.5) * v * (T(1) + std::tanh(c * (v + T(0.044715) * v * v * v)));
-        });
+        map(x, y, n, isa::fn::gelu_tanh<T>);
       else
-        map(x, y, n,
-            [](T v) { return T(0.5) * v * (T(1) + std::erf(v * static_cast<T>(M_SQRT1_2))); });
+        map(x, y, n, isa::fn::gelu<T>);
       break;
     case U::kThresholdedRelu:
-      map(x, y, n, [a](T v) { return v > a ? v : T(0); });
+      map(x, y, n, [a](T v) { return isa::fn::thresholded_relu(v, a); });
       break;
     default:
       break;
@@ -265,7 +253,7 @@ template <class T>
 bool run_generic(U op, const Params& p, T lo, T hi, const T* x, T* y, int64_t n) {
   switch (op) {
     case U::kRelu:
-      map(x, y, n, [](T v) { return v > T(0) ? v : T(0); });
+      map(x, y, n, isa::fn::relu<T>);
       return true;
     case U::kNeg:
       map(x, y, n, [](T v) { return static_cast<T>(-v); });

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "bpu_sim/isa/numerics.h"
 #include "runtime/cpu_ops/cpu_op.h"
 #include "runtime/cpu_ops/elementwise_util.h"
 #include "runtime/cpu_ops/ops.h"
@@ -12,23 +13,23 @@
 namespace openbpu::rt {
 
 int32_t quantize_value(float x, float scale, int32_t qmin, int32_t qmax) {
-  const double v = static_cast<double>(x) / static_cast<double>(scale);
-  if (std::isnan(v)) return 0;
-  const double r = std::round(v);  // half away from zero
-  if (r <= qmin) return qmin;
-  if (r >= qmax) return qmax;
-  return static_cast<int32_t>(r);
+  return isa::quantize_value(x, scale, isa::IntRange{qmin, qmax});
 }
 
 namespace {
 
+bool set_range(isa::IntRange r, int32_t* lo, int32_t* hi) {
+  *lo = static_cast<int32_t>(r.lo), *hi = static_cast<int32_t>(r.hi);
+  return true;
+}
+
 bool int_range(int32_t t, int32_t* lo, int32_t* hi) {
   switch (t) {
-    case kS8: *lo = -128, *hi = 127; return true;
-    case kU8: *lo = 0, *hi = 255; return true;
-    case kS16: *lo = -32768, *hi = 32767; return true;
-    case kU16: *lo = 0, *hi = 65535; return true;
-    case kS32: *lo = INT32_MIN, *hi = INT32_MAX; return true;
+    case kS8: return set_range(isa::int_range(8, true), lo, hi);
+    case kU8: return set_range(isa::int_range(8, false), lo, hi);
+    case kS16: return set_range(isa::int_range(16, true), lo, hi);
+    case kU16: return set_range(isa::int_range(16, false), lo, hi);
+    case kS32: return set_range(isa::int_range(32, true), lo, hi);
     default: return false;
   }
 }

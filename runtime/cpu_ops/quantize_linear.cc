@@ -7,6 +7,7 @@
 // DequantizeLinear: y = (x - zero_point) * scale in float32.
 #include <cmath>
 
+#include "bpu_sim/isa/numerics.h"
 #include "runtime/cpu_ops/kernel_util.h"
 #include "runtime/cpu_ops/ops.h"
 
@@ -29,9 +30,12 @@ class QLinearKernel final : public CpuKernel {
     const int is = element_size(in_type), os = element_size(out_type);
     double lo = 0, hi = 0;
     if (quantize) {
-      lo = out_type == kS8 ? -128 : out_type == kU8 ? 0 : out_type == kS16 ? -32768 : 0;
-      hi = out_type == kS8 ? 127 : out_type == kU8 ? 255 : out_type == kS16 ? 32767 : 65535;
-      if (out_type == kS32) lo = -2147483648.0, hi = 2147483647.0;
+      const isa::IntRange r = out_type == kS8    ? isa::int_range(8, true)
+                              : out_type == kU8  ? isa::int_range(8, false)
+                              : out_type == kS16 ? isa::int_range(16, true)
+                              : out_type == kS32 ? isa::int_range(32, true)
+                                                 : isa::int_range(16, false);
+      lo = static_cast<double>(r.lo), hi = static_cast<double>(r.hi);
     }
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t c = 0; c < channels; ++c) {

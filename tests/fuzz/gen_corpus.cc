@@ -54,7 +54,7 @@ Bytes tiny_all_ops() {
   p.push_back({isa::Opcode::kFill, fill});
   isa::Move move;
   move.in = view(0, 4, 4, 8);
-  move.out = view(1024, 4, 4, 8, isa::DType::kInt16);
+  move.out = view(1024, 4, 4, 8, isa::DType::kInt32);
   move.requantize = 1;
   move.multiplier = 1 << 29;
   move.shift = 28;

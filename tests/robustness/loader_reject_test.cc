@@ -1210,7 +1210,7 @@ TEST(LoaderReject, MoveInstruction) {
   AppendedOp a;
   isa::Move m;
   m.in = a.view(0, 4, 4, 8);
-  m.out = a.view(1024, 4, 4, 8, isa::DType::kInt16);
+  m.out = a.view(1024, 4, 4, 8, isa::DType::kInt32);
   a.check<isa::Move>("Move", isa::Opcode::kMove, m, Mutations<isa::Move>{
       {"dims differ", {[](isa::Move& b) { b.out.dims[1] = 2; }, "input and output: dimensions differ"}},
       {"requantize 2", {[](isa::Move& b) { b.requantize = 2; }, "bad requantize flag"}},
@@ -1309,6 +1309,32 @@ TEST(LoaderReject, DeconvInstruction) {
       {"padding below -(stride-1)", {[](isa::Conv& b) { b.pad_bottom = -2; }, "padding h out of range"}},
       {"window arithmetic", {[](isa::Conv& b) { b.out.dims[2] = 5; }, "does not match the window arithmetic"}},
       {"weight count", {[](isa::Conv& b) { b.weight.count = 128; }, "weight has 128 entries, expected 256"}},
+  });
+}
+
+// The march's operator limits (bpu_sim/isa/march.h): the tiny model is a
+// bernoulli2 model (dilation <= 16, no int16), so a structurally valid
+// instruction beyond them is rejected.
+TEST(LoaderReject, MarchLimits) {
+  AppendedOp a;
+  // 2x2 kernel with dilation 16 over 17x17: one output pixel, 8 -> 8 channels.
+  isa::Conv c;
+  c.in = a.view(0, 17, 17, 8);
+  c.out = a.view(3072, 1, 1, 8);
+  c.kernel_h = c.kernel_w = 2;
+  c.dilation_h = c.dilation_w = 16;
+  c.weight = isa::ConstRef{0, 8 * 2 * 2 * 8};
+  c.multiplier = a.conv0().multiplier;
+  c.shift = a.conv0().shift;
+  a.check<isa::Conv>("Conv on bernoulli2", isa::Opcode::kConv, c, Mutations<isa::Conv>{
+      {"dilation 17", {[](isa::Conv& b) {
+                         b.dilation_h = b.dilation_w = 17;
+                         b.in.dims[1] = b.in.dims[2] = 18;
+                         b.in.strides[1] = 18 * 8, b.in.strides[0] = 18 * 18 * 8;
+                       },
+                       "dilation 17 exceeds 16 on bernoulli2"}},
+      {"int16 output", {[](isa::Conv& b) { b.out.dtype = isa::DType::kInt16; },
+                        "int16 tensors are not supported on bernoulli2"}},
   });
 }
 

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "bpu_sim/isa/numerics.h"
+
+#include <cmath>
+
+namespace openbpu::isa {
+
+int32_t quantize_value(double v, double scale, IntRange range) {
+  const double q = v / scale;
+  if (std::isnan(q)) return 0;
+  const double r = std::round(q);  // half away from zero
+  if (r <= static_cast<double>(range.lo)) return static_cast<int32_t>(range.lo);
+  if (r >= static_cast<double>(range.hi)) return static_cast<int32_t>(range.hi);
+  return static_cast<int32_t>(r);
+}
+
+void quantize_multipliers(const double* r, int n, int max_shift, int32_t* m, int32_t* shift) {
+  // Compare in floating point: r * 2^63 can exceed the int64 range.
+  auto fits = [&](int s) {
+    for (int i = 0; i < n; ++i)
+      if (std::ldexp(r[i], s) >= 2147483647.5) return false;
+    return true;
+  };
+  int s = max_shift;
+  while (s > 0 && !fits(s)) --s;
+  for (int i = 0; i < n; ++i) {
+    int64_t v = std::llround(std::ldexp(r[i], s));
+    if (v >= (int64_t{1} << 31)) v = (int64_t{1} << 31) - 1;  // r >= 2^31: saturate
+    if (v < 1) v = 1;
+    m[i] = static_cast<int32_t>(v);
+  }
+  *shift = s;
+}
+
+void requant_multiplier(double r, int32_t* m, int32_t* shift, int max_shift) {
+  if (std::fabs(r - 1.0) < 1e-9) {
+    *m = 1 << 30, *shift = 30;
+    return;
+  }
+  quantize_multiplier(r, m, shift, max_shift);
+}
+
+}  // namespace openbpu::isa

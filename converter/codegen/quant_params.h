@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// Compiler stage 2, quantization-parameter assignment: the data type and
+// scale of every value on the BPU, from the calibrated thresholds and each
+// operator unit's quantization rule (own scale, the input's, int32 indices),
+// and the int32 high-precision tail rule.
+#ifndef OPENBPU_CONVERTER_CODEGEN_QUANT_PARAMS_H_
+#define OPENBPU_CONVERTER_CODEGEN_QUANT_PARAMS_H_
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "converter/codegen/fusion.h"
+#include "converter/codegen/lowering.h"
+#include "converter/ir/graph.h"
+#include "converter/partition/placement.h"
+
+namespace openbpu::cvt {
+
+struct QuantOptions {
+  bool int32_tail = true;               // high-precision int32 outputs for tail convolutions
+  std::set<std::string> int16_values;   // activations computed in int16
+  bool all_int16 = false;
+};
+
+// thresholds: calibrated |x| threshold per float value; the scale of an int8
+// (int16) value is T / 127 (T / 32767), a missing threshold counts as 1.
+std::map<std::string, QParams> assign_qparams(const Graph& g, const Placement& placement,
+                                              const std::vector<SubgraphPlan>& plans,
+                                              const std::map<std::string, double>& thresholds,
+                                              const QuantOptions& options);
+
+// The int32 tail rule: an op whose unit allows it (OpUnit::int32_tail), with
+// no residual and no activation but Relu, whose output only the CPU reads,
+// keeps the int32 accumulator with per-channel scales s_in * s_w[c].
+bool int32_tail_applies(const Graph& g, const Placement& placement, const Op& op, const std::string& output);
+QParams int32_tail_params(const Graph& g, const Op& op, float input_scale);
+
+}  // namespace openbpu::cvt
+
+#endif  // OPENBPU_CONVERTER_CODEGEN_QUANT_PARAMS_H_

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: Apache-2.0
+// Convolution family: Conv, ConvTranspose and BatchNormalization (a
+// depthwise 1x1 convolution). Weights int8 per output channel, bias int32 at
+// the accumulator's scale, requantized per channel (docs/numerics.md).
+#include <algorithm>
+#include <cmath>
+
+#include "bpu_sim/isa/numerics.h"
+#include "converter/ops/op_unit.h"
+#include "converter/ops/op_util.h"
+#include "converter/passes/pass_util.h"
+
+namespace openbpu::cvt {
+
+namespace {
+
+using isa::DType;
+using ops::fail;
+
+// ---- placement -------------------------------------------------------------
+
+bool place_conv(const Graph& g, const Node& n, const isa::MarchInfo& march, std::string* why) {
+  const isa::OpLimits& l = march.limits;
+  if (!ops::activation4d(g, n, why)) return false;
+  const Value* w = ops::in_value(g, n, 1);
+  if (w == nullptr || !w->is_constant()) return fail(why, "weights are not constant");
+  if (w->shape.size() != 4) return fail(why, "only 2-D convolution");
+  const Value* b = ops::in_value(g, n, 2);
+  if (b != nullptr && !b->is_constant()) return fail(why, "bias is not constant");
+  const int64_t cin = g.value(n.inputs[0])->shape[1], cout = w->shape[0];
+  if (cin > l.max_channels || cout > l.max_channels)
+    return fail(why, "channels " + std::to_string(std::max(cin, cout)) + " exceed " + std::to_string(l.max_channels));
+  const int64_t taps = w->shape[1] * w->shape[2] * w->shape[3];
+  if (!isa::int8_reduction_fits(taps)) return fail(why, "reduction of " + std::to_string(taps) + " taps is too long");
+  return ops::window_ok(n, l, why, false);
+}
+
+bool place_deconv(const Graph& g, const Node& n, const isa::MarchInfo& march, std::string* why) {
+  const isa::OpLimits& l = march.limits;
+  if (!ops::activation4d(g, n, why)) return false;
+  const Value* w = ops::in_value(g, n, 1);
+  if (w == nullptr || !w->is_constant() || w->shape.size() != 4) return fail(why, "weights are not constant 2-D");
+  for (int64_t v : n.attrs.get_ints("kernel_shape"))
+    if (v > l.max_deconv_kernel) return fail(why, "kernel size exceeds " + std::to_string(l.max_deconv_kernel));
+  for (int64_t v : n.attrs.get_ints("strides"))
+    if (v > l.max_stride) return fail(why, "stride exceeds " + std::to_string(l.max_stride));
+  for (int64_t v : n.attrs.get_ints("dilations"))
+    if (v > l.max_dilation) return fail(why, "dilation exceeds " + std::to_string(l.max_dilation));
+  const int64_t cin = w->shape[0], cout = w->shape[1] * n.attrs.get_int("group", 1);
+  if (cin > l.max_channels || cout > l.max_channels)
+    return fail(why, "channels " + std::to_string(std::max(cin, cout)) + " exceed " + std::to_string(l.max_channels));
+  if (n.attrs.get_string("auto_pad", "NOTSET") != "NOTSET") return fail(why, "auto_pad is not supported");
+  return true;
+}
+
+bool place_batchnorm(const Graph& g, const Node& n, const isa::MarchInfo& march, std::string* why) {
+  if (!ops::activation4d(g, n, why) || !ops::constant_params(g, n, "parameters", why)) return false;
+  const int64_t c = g.value(n.inputs[0])->shape[1];
+  if (c > march.limits.max_channels)
+    return fail(why, "channels " + std::to_string(c) + " exceed " + std::to_string(march.limits.max_channels));
+  return true;
+}
+
+// ---- weights -----------------------------------------------------------------
+
+// Per-output-channel weight scales (max |w| / 127 over each channel's values).
+std::vector<float> channel_scales(const std::vector<float>& w, int64_t cout) {
+  const size_t per = w.size() / static_cast<size_t>(cout);
+  std::vector<float> s(static_cast<size_t>(cout));
+  for (int64_t c = 0; c < cout; ++c) {
+    float mx = 0.0f;
+    for (size_t k = 0; k < per; ++k) mx = std::max(mx, std::fabs(w[c * per + k]));
+    s[static_cast<size_t>(c)] = mx > 0 ? mx / 127.0f : 1e-8f;
+  }
+  return s;
+}
+
+// ConvTranspose weights ONNX [Cin, Cout/g, KH, KW] -> the ISA's [Cout][KH][KW][Cin/g].
+std::vector<float> deconv_weights(const Graph& g, const Node& n) {
+  const Value& wv = *g.value(n.inputs[1]);
+  const std::vector<float> w = const_floats(g, n.inputs[1]);
+  const int64_t group = n.attrs.get_int("group", 1);
+  const int64_t cin = wv.shape[0], cout_g = wv.shape[1], kh = wv.shape[2], kw = wv.shape[3];
+  const int64_t cin_g = cin / group;
+  std::vector<float> wt(static_cast<size_t>(cout_g * group * kh * kw * cin_g));
+  for (int64_t gi = 0; gi < group; ++gi)
+    for (int64_t ci = 0; ci < cin_g; ++ci)
+      for (int64_t co = 0; co < cout_g; ++co)
+        for (int64_t a = 0; a < kh; ++a)
+          for (int64_t b = 0; b < kw; ++b)
+            wt[static_cast<size_t>((((gi * cout_g + co) * kh + a) * kw + b) * cin_g + ci)] =
+                w[static_cast<size_t>((((gi * cin_g + ci) * cout_g + co) * kh + a) * kw + b)];
+  return wt;
+}
+
+std::vector<float> conv_weight_scales(const Graph& g, const Node& n) {
+  return channel_scales(const_floats(g, n.inputs[1]), g.value(n.inputs[1])->shape[0]);
+}
+
+std::vector<float> deconv_weight_scales(const Graph& g, const Node& n) {
+  const auto& ws = g.value(n.inputs[1])->shape;
+  return channel_scales(deconv_weights(g, n), ws[1] * n.attrs.get_int("group", 1));
+}
+
+// ---- emission ------------------------------------------------------------------
+
+// Fills the requantization constants of a conv whose int32 accumulator has
+// per-channel scale acc_scale[c] (and residual operand scale, if any).
+void conv_requant(LoweringContext& ctx, isa::Conv* c, const std::vector<double>& acc_scale, const QParams& out,
+                  double residual_scale) {
+  if (out.dtype == DType::kInt32) return;
+  std::vector<int32_t> m(acc_scale.size()), mr(acc_scale.size());
+  std::vector<int8_t> s(acc_scale.size());
+  for (size_t k = 0; k < acc_scale.size(); ++k) {
+    int32_t mm, ss, rr = 0;
+    if (residual_scale > 0) {
+      isa::quantize_multiplier_pair(acc_scale[k] / out.scale, residual_scale / out.scale, &mm, &rr, &ss);
+    } else {
+      isa::quantize_multiplier(acc_scale[k] / out.scale, &mm, &ss);
+    }
+    m[k] = mm, s[k] = static_cast<int8_t>(ss), mr[k] = rr;
+  }
+  c->multiplier = ctx.pb.add_const(m);
+  c->shift = ctx.pb.add_const(s);
+  if (residual_scale > 0) c->residual_multiplier = ctx.pb.add_const(mr);
+}
+
+// Empirical bias correction: removes the expected error of the rounded
+// weights given the input's per-channel mean (optimization bias_correction).
+void correct_bias(const LoweringContext& ctx, const Node& n, const std::vector<float>& w, const std::vector<float>& sw,
+                  int64_t cout, int64_t cin_g, int64_t taps, std::vector<float>* bias) {
+  if (ctx.channel_means == nullptr) return;
+  auto it = ctx.channel_means->find(n.inputs[0]);
+  const int64_t groups = n.attrs.get_int("group", 1);
+  if (it == ctx.channel_means->end() || static_cast<int64_t>(it->second.size()) != cin_g * groups) return;
+  for (int64_t co = 0; co < cout; ++co) {
+    const int64_t g0 = co / (cout / groups) * cin_g;
+    double corr = 0;
+    for (int64_t ci = 0; ci < cin_g; ++ci)
+      for (int64_t a = 0; a < taps; ++a) {
+        const float wf = w[static_cast<size_t>((co * cin_g + ci) * taps + a)];
+        const double wd = ops::quantize_weight(wf, sw[static_cast<size_t>(co)]) * static_cast<double>(sw[static_cast<size_t>(co)]);
+        corr += (wd - wf) * it->second[static_cast<size_t>(g0 + ci)];
+      }
+    (*bias)[static_cast<size_t>(co)] = static_cast<float>((*bias)[static_cast<size_t>(co)] - corr);
+  }
+}
+
+// Accumulator scales s_in * s_w[c] and the int32 bias at them.
+void bias_and_scales(const std::vector<float>& bias, float in_scale, const std::vector<float>& sw,
+                     std::vector<double>* acc_scale, std::vector<int32_t>* bq) {
+  acc_scale->resize(sw.size());
+  bq->resize(sw.size());
+  for (size_t c = 0; c < sw.size(); ++c) {
+    (*acc_scale)[c] = static_cast<double>(in_scale) * sw[c];
+    (*bq)[c] = ops::quantize_bias(bias[c], (*acc_scale)[c]);
+  }
+}
+
+std::vector<float> bias_of(const LoweringContext& ctx, const Node& n, int64_t cout) {
+  if (n.inputs.size() > 2 && !n.inputs[2].empty()) return ctx.floats(n.inputs[2]);
+  return std::vector<float>(static_cast<size_t>(cout), 0.0f);
+}
+
+void set_window(isa::Conv* c, const ops::Window& win) {
+  c->kernel_h = win.kh, c->kernel_w = win.kw, c->stride_h = win.sh, c->stride_w = win.sw;
+  c->dilation_h = win.dh, c->dilation_w = win.dw;
+  c->pad_top = win.pt, c->pad_left = win.pl, c->pad_bottom = win.pb, c->pad_right = win.pr;
+}
+
+bool emit_conv(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
+  const Node& n = ctx.graph.nodes[op.nodes[0]];
+  const std::string& x = n.inputs[0];
+  const std::string& y = op.outputs[0];
+  const Value& wv = ctx.value(n.inputs[1]);
+  const std::vector<float> w = ctx.floats(n.inputs[1]);
+  const int64_t cout = wv.shape[0], cin_g = wv.shape[1], kh = wv.shape[2], kw = wv.shape[3];
+  std::vector<float> bias = bias_of(ctx, n, cout);
+  const std::vector<float> sw = channel_scales(w, cout);
+  std::vector<int8_t> wq(static_cast<size_t>(cout * kh * kw * cin_g));
+  for (int64_t co = 0; co < cout; ++co)
+    for (int64_t ci = 0; ci < cin_g; ++ci)
+      for (int64_t a = 0; a < kh; ++a)
+        for (int64_t b = 0; b < kw; ++b)
+          wq[static_cast<size_t>(((co * kh + a) * kw + b) * cin_g + ci)] =
+              ops::quantize_weight(w[static_cast<size_t>(((co * cin_g + ci) * kh + a) * kw + b)], sw[static_cast<size_t>(co)]);
+  correct_bias(ctx, n, w, sw, cout, cin_g, kh * kw, &bias);
+  std::vector<double> acc_scale;
+  std::vector<int32_t> bq;
+  bias_and_scales(bias, ctx.qp(x).scale, sw, &acc_scale, &bq);
+  const Dims4 in = ctx.dims(x);
+  isa::Conv c;
+  c.in = ctx.ref(x);
+  c.out = ctx.ref(y);
+  set_window(&c, ops::window_of(n, in[2], in[3], kh, kw));
+  c.groups = static_cast<int32_t>(n.attrs.get_int("group", 1));
+  c.weight = ctx.pb.add_const(wq);
+  c.bias = ctx.pb.add_const(bq);
+  double rscale = 0;
+  if (!op.residual.empty()) {
+    c.has_residual = 1;
+    c.residual = ctx.ref(op.residual);
+    rscale = ctx.qp(op.residual).scale;
+  }
+  const QParams& qo = ctx.qp(y);
+  conv_requant(ctx, &c, acc_scale, qo, rscale);
+  ops::act_bounds(ctx, op.act_min_node, qo, &c.act_min, &c.act_max);
+  ctx.pb.emit(isa::Opcode::kConv, c);
+  return true;
+}
+
+bool emit_deconv(LoweringContext& ctx, const Op& op, std::string* e) {
+  const Node& n = ctx.graph.nodes[op.nodes[0]];
+  const std::string& x = n.inputs[0];
+  const std::string& y = op.outputs[0];
+  const Value& wv = ctx.value(n.inputs[1]);
+  const int64_t group = n.attrs.get_int("group", 1);
+  const int64_t kh = wv.shape[2], kw = wv.shape[3];
+  const int64_t cout = wv.shape[1] * group;
+  const std::vector<float> bias = bias_of(ctx, n, cout);
+  const std::vector<float> wt = deconv_weights(ctx.graph, n);
+  const std::vector<float> sw = channel_scales(wt, cout);
+  std::vector<int8_t> wq(wt.size());
+  const size_t per = wt.size() / static_cast<size_t>(cout);
+  for (size_t i = 0; i < wt.size(); ++i) wq[i] = ops::quantize_weight(wt[i], sw[i / per]);
+  std::vector<double> acc_scale;
+  std::vector<int32_t> bq;
+  bias_and_scales(bias, ctx.qp(x).scale, sw, &acc_scale, &bq);
+  const Dims4 in = ctx.dims(x), out = ctx.dims(y);
+  isa::Conv c;
+  c.in = ctx.ref(x);
+  c.out = ctx.ref(y);
+  const ops::Window win = ops::window_of(n, in[2], in[3], kh, kw);
+  set_window(&c, win);
+  // Output padding / output_shape: take the bottom/right padding that gives
+  // the graph's output size.
+  c.pad_bottom = static_cast<int32_t>((in[2] - 1) * win.sh + (kh - 1) * win.dh + 1 - win.pt - out[2]);
+  c.pad_right = static_cast<int32_t>((in[3] - 1) * win.sw + (kw - 1) * win.dw + 1 - win.pl - out[3]);
+  if (c.pad_bottom < -(win.sh - 1) || c.pad_right < -(win.sw - 1))
+    return fail(e, "node '" + n.name + "': ConvTranspose output padding exceeds stride - 1");
+  c.groups = static_cast<int32_t>(group);
+  c.weight = ctx.pb.add_const(wq);
+  c.bias = ctx.pb.add_const(bq);
+  const QParams& qo = ctx.qp(y);
+  conv_requant(ctx, &c, acc_scale, qo, 0);
+  ops::act_bounds(ctx, op.act_min_node, qo, &c.act_min, &c.act_max);
+  ctx.pb.emit(isa::Opcode::kDeconv, c);
+  return true;
+}
+
+bool emit_batchnorm(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
+  const Node& n = ctx.graph.nodes[op.nodes[0]];
+  const auto gamma = ctx.floats(n.inputs[1]), beta = ctx.floats(n.inputs[2]), mean = ctx.floats(n.inputs[3]),
+             var = ctx.floats(n.inputs[4]);
+  const double eps = n.attrs.get_float("epsilon", 1e-5f);
+  std::vector<double> a(gamma.size()), b(gamma.size());
+  for (size_t c = 0; c < gamma.size(); ++c) {
+    a[c] = gamma[c] / std::sqrt(static_cast<double>(var[c]) + eps);
+    b[c] = beta[c] - mean[c] * a[c];
+  }
+  ops::emit_affine(ctx, ctx.ref(n.inputs[0]), ctx.ref(op.outputs[0]), ctx.qp(n.inputs[0]).scale,
+                   ctx.qp(op.outputs[0]), a, b, op.act_min_node);
+  return true;
+}
+
+}  // namespace
+
+namespace ops {
+
+void emit_affine(LoweringContext& ctx, const isa::TensorRef& in, const isa::TensorRef& out, double in_scale,
+                 const QParams& qo, const std::vector<double>& a, const std::vector<double>& b, int act_node) {
+  const size_t ch = a.size();
+  std::vector<int8_t> wq(ch);
+  std::vector<double> acc(ch);
+  std::vector<int32_t> bq(ch);
+  for (size_t c = 0; c < ch; ++c) {
+    const double sw = std::fabs(a[c]) > 0 ? std::fabs(a[c]) / 127.0 : 1e-8;
+    wq[c] = static_cast<int8_t>(a[c] >= 0 ? (a[c] == 0 ? 0 : 127) : -127);
+    acc[c] = in_scale * sw;
+    bq[c] = quantize_bias(b[c], acc[c]);
+  }
+  isa::Conv c;
+  c.in = in;
+  c.out = out;
+  c.groups = static_cast<int32_t>(ch);
+  c.weight = ctx.pb.add_const(wq);
+  c.bias = ctx.pb.add_const(bq);
+  conv_requant(ctx, &c, acc, qo, 0);
+  act_bounds(ctx, act_node, qo, &c.act_min, &c.act_max);
+  ctx.pb.emit(isa::Opcode::kConv, c);
+}
+
+}  // namespace ops
+
+const OpUnit kConvUnit = {
+    .id = OpId::kConv, .domain = "", .op_type = "Conv", .place = place_conv, .table_type = "HzSQuantizedConv",
+    .limits = "2-D, constant weights, kernel/stride/dilation/channel limits of the march",
+    .output_scale = OutputScale::kCalibrated, .int32_tail = conv_weight_scales, .fusion = Fusion::kTakesResidual,
+    .passive = false, .view = false, .emit = emit_conv};
+
+const OpUnit kConvTransposeUnit = {
+    .id = OpId::kConvTranspose, .domain = "", .op_type = "ConvTranspose", .place = place_deconv,
+    .table_type = "HzSQuantizedConvTranspose", .limits = "2-D, constant weights, kernel <= deconv limit",
+    .output_scale = OutputScale::kCalibrated, .int32_tail = deconv_weight_scales,
+    .fusion = Fusion::kTakesActivation, .passive = false, .view = false, .emit = emit_deconv};
+
+const OpUnit kBatchNormalizationUnit = {
+    .id = OpId::kBatchNormalization, .domain = "", .op_type = "BatchNormalization", .place = place_batchnorm,
+    .table_type = "HzSQuantizedConv", .limits = "4-D (computed as a depthwise 1x1 convolution)",
+    .output_scale = OutputScale::kCalibrated, .int32_tail = nullptr, .fusion = Fusion::kTakesActivation,
+    .passive = false, .view = false, .emit = emit_batchnorm};
+
+}  // namespace openbpu::cvt

@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: Apache-2.0
+// The converter's compiler stages one at a time, without torch or node:
+//   - the operator table is consistent and every BPU operator has a test
+//     here (Emitters.EveryBpuOperator lists them);
+//   - placement follows the march limits of bpu_sim/isa/march.h, and what it
+//     accepts at the limits the simulator's validator accepts for that march;
+//   - calibration methods on histograms with known answers;
+//   - the memory planner (liveness reuse, views, debug builds);
+//   - each emitter: a one-operator graph compiled and run on the host (the
+//     simulator's reference kernels) against the float graph (the runtime's
+//     CPU operators).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <set>
+
+#include "bpu_sim/validate.h"
+#include "converter/codegen/compiler.h"
+#include "converter/codegen/fusion.h"
+#include "converter/codegen/memory_plan.h"
+#include "converter/codegen/quant_params.h"
+#include "converter/codegen/quantized_graph.h"
+#include "converter/ops/op_unit.h"
+#include "converter/passes/passes.h"
+#include "converter/quant/calibration.h"
+#include "converter/quant/method_search.h"
+#include "tests/converter/graph_builder.h"
+
+namespace openbpu::cvt {
+namespace {
+
+using namespace graph_test;  // the shared graph builder
+
+rt::Attrs float_attr(const char* name, float v, rt::Attrs a = {}) {
+  rt::AttrValue x;
+  x.type = rt::AttrValue::kFloat;
+  x.f = v;
+  a.set(name, x);
+  return a;
+}
+
+rt::Attrs string_attr(const char* name, const std::string& v, rt::Attrs a = {}) {
+  rt::AttrValue x;
+  x.type = rt::AttrValue::kString;
+  x.s = v;
+  a.set(name, x);
+  return a;
+}
+
+rt::Attrs ints_attr2(const char* n1, std::vector<int64_t> v1, const char* n2, std::vector<int64_t> v2) {
+  rt::Attrs a = ints_attr(n1, std::move(v1));
+  rt::AttrValue x;
+  x.type = rt::AttrValue::kInts;
+  x.ints = std::move(v2);
+  a.set(n2, x);
+  return a;
+}
+
+const isa::MarchInfo& march(const char* name) { return *isa::find_march(name); }
+
+// A graph compiled for a march with max calibration over a few samples.
+struct Compiled {
+  Graph g;
+  Placement pl;
+  CompiledModel cm;
+  std::vector<Sample> samples;
+};
+
+::testing::AssertionResult compile_graph(Graph g, const char* march_name, bool force_bpu, Compiled* out,
+                                         CompileOptions co = {}) {
+  std::string err;
+  if (fold_constants(&g, &err) < 0) return ::testing::AssertionFailure() << "shapes: " << err;
+  PlacementOptions po;
+  po.march = &march(march_name);
+  if (force_bpu)
+    for (const auto& n : g.nodes) po.run_on_bpu.insert(n.name);
+  out->pl = place(&g, po);
+  out->g = g;
+  for (uint32_t seed = 1; seed <= 4; ++seed) out->samples.push_back(random_inputs(out->g, seed));
+  FloatExecutor fe;
+  CalibrationStats stats;
+  if (!fe.prepare(out->g, &err) || !collect_stats(fe, out->samples, &stats, &err))
+    return ::testing::AssertionFailure() << "calibration: " << err;
+  co.march = &march(march_name);
+  if (!compile(out->g, out->pl, thresholds_for(out->g, stats, CalCandidate{}), co, &out->cm, &err))
+    return ::testing::AssertionFailure() << "compile: " << err;
+  return ::testing::AssertionSuccess();
+}
+
+const NodePlacement& placement_of(const Graph& g, const Placement& pl, const std::string& node) {
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].name == node) return pl.nodes[i];
+  static const NodePlacement none;
+  ADD_FAILURE() << "no node " << node;
+  return none;
+}
+const NodePlacement& placement_of(const Compiled& c, const std::string& node) { return placement_of(c.g, c.pl, node); }
+
+double cosine(const std::vector<double>& a, const std::vector<double>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size(); ++i) ab += a[i] * b[i], aa += a[i] * a[i], bb += b[i] * b[i];
+  return aa == 0 && bb == 0 ? 1.0 : ab / std::sqrt(aa * bb);
+}
+
+// Every BPU subgraph's program is valid for the march (regions from the
+// quantized graph's values).
+void expect_valid_for_march(const Compiled& c, const isa::MarchInfo& m) {
+  for (const Node& n : c.cm.graph.nodes) {
+    if (n.op_type != "BpuSubgraph") continue;
+    CompiledSubgraph sg;
+    std::string err;
+    ASSERT_TRUE(program_from_attrs(n.attrs, &sg, &err)) << err;
+    sim::RegionLayout r;
+    for (size_t i = 0; i + 1 < n.inputs.size(); ++i)
+      r.inputs.push_back(static_cast<uint64_t>(c.cm.graph.value(n.inputs[i])->byte_size));
+    for (const auto& o : n.outputs) r.outputs.push_back(static_cast<uint64_t>(c.cm.graph.value(o)->byte_size));
+    const Value* consts = c.cm.graph.value(n.inputs.back());
+    r.constants = consts->data->data();
+    r.constants_size = consts->data->size();
+    r.scratch_size = sg.scratch_size;
+    r.march = &m;
+    EXPECT_TRUE(sim::validate_program(sg.program, r, &err)) << n.name << ": " << err;
+  }
+}
+
+// ---- the operator table ------------------------------------------------------
+
+TEST(OpTable, IsConsistent) {
+  EXPECT_TRUE(op_table_errors().empty());
+  ASSERT_EQ(op_units().size(), static_cast<size_t>(OpId::kCount));
+  for (size_t i = 0; i < op_units().size(); ++i) {
+    const OpUnit& u = *op_units()[i];
+    EXPECT_EQ(static_cast<size_t>(u.id), i) << u.op_type;
+    if (u.place != nullptr) {
+      EXPECT_NE(u.emit, nullptr) << u.op_type << " is placed on the BPU but has no emitter";
+      EXPECT_NE(std::string(u.limits), "") << u.op_type << " has no supported_ops.md line";
+    }
+    Node n;
+    n.domain = u.domain;
+    n.op_type = u.op_type;
+    EXPECT_EQ(find_op_unit(n), &u);
+  }
+  Node unknown;
+  unknown.op_type = "InstanceNormalization";
+  EXPECT_EQ(find_op_unit(unknown), nullptr);
+}
+
+TEST(OpTable, SupportedOpsListsEveryBpuOperator) {
+  const std::string md = supported_ops_markdown();
+  for (const OpUnit* u : op_units()) {
+    const std::string row = std::string("| ") + (std::string(u->domain).empty() ? "" : std::string(u->domain) + "::") +
+                            u->op_type + " | " + u->table_type + " | ";
+    EXPECT_EQ(md.find(row) != std::string::npos, u->place != nullptr) << u->op_type;
+  }
+}
+
+// ---- placement ---------------------------------------------------------------
+
+// conv(k x k) -> relu -> conv(1x1): the first conv at the given kernel size.
+Graph conv_chain(int64_t k, int64_t channels = 8) {
+  Builder b;
+  const std::string x = b.input("x", {1, channels, 40, 40});
+  std::string y = b.node("Conv", {x, b.constant("w", {channels, channels, k, k})}, ints_attr("kernel_shape", {k, k}));
+  y = b.node("Relu", {y});
+  b.output(b.node("Conv", {y, b.constant("w2", {4, channels, 1, 1})}));
+  return b.g;
+}
+
+TEST(Placement, KernelLimitsOfEachMarch) {
+  int count = 0;
+  const isa::MarchInfo* marches = isa::all_marches(&count);
+  for (int i = 0; i < count; ++i) {
+    const isa::MarchInfo& m = marches[i];
+    const int k = m.limits.max_kernel;
+    Compiled at, above;
+    ASSERT_TRUE(compile_graph(conv_chain(k), m.name, false, &at));
+    const NodePlacement& p = placement_of(at, "Conv_0");
+    EXPECT_EQ(p.device, Device::kBpu) << m.name << " kernel " << k << ": " << p.reason;
+    expect_valid_for_march(at, m);
+    ASSERT_TRUE(compile_graph(conv_chain(k + 1), m.name, false, &above));
+    const NodePlacement& q = placement_of(above, "Conv_0");
+    EXPECT_EQ(q.device, Device::kCpu) << m.name;
+    EXPECT_NE(q.reason.find("kernel size " + std::to_string(k + 1) + " exceeds " + std::to_string(k)),
+              std::string::npos)
+        << q.reason;
+  }
+}
+
+TEST(Placement, ChannelLimitAndUnknownOperators) {
+  Graph g = conv_chain(1, march("bernoulli2").limits.max_channels + 8);
+  std::string err;
+  ASSERT_GE(fold_constants(&g, &err), 0) << err;
+  PlacementOptions po;
+  po.march = &march("bernoulli2");
+  Placement pl = place(&g, po);
+  EXPECT_EQ(placement_of(g, pl, "Conv_0").device, Device::kCpu);
+  EXPECT_NE(placement_of(g, pl, "Conv_0").reason.find("channels 2056 exceed 2048"), std::string::npos);
+
+  Builder b;
+  const std::string x = b.input("x", {1, 4, 8, 8});
+  std::string y = b.node("Conv", {x, b.constant("w", {4, 4, 1, 1})});
+  y = b.node("InstanceNormalization", {y, b.constant("s", {4}), b.constant("bias", {4})});
+  b.output(b.node("Conv", {y, b.constant("w2", {4, 4, 1, 1})}));
+  ASSERT_GE(fold_constants(&b.g, &err), 0) << err;
+  pl = place(&b.g, po);
+  EXPECT_EQ(pl.subgraphs, 2);
+  EXPECT_EQ(placement_of(b.g, pl, "InstanceNormalization_1").reason,
+            "InstanceNormalization is not supported on the BPU");
+}
+
+TEST(Placement, ReshapeFamilyFollowsTheMarchAndPassiveTailsStayOnTheCpu) {
+  Builder b;
+  const std::string x = b.input("x", {1, 4, 8, 8});
+  std::string y = b.node("Conv", {x, b.constant("w", {4, 4, 1, 1})});
+  y = b.node("Reshape", {y, b.ints("shape", {1, 8, 4, 8})});
+  y = b.node("Conv", {y, b.constant("w2", {4, 8, 1, 1})});
+  b.output(b.node("Transpose", {y}, ints_attr("perm", {0, 2, 3, 1})));
+  std::string err;
+  ASSERT_GE(fold_constants(&b.g, &err), 0) << err;
+  for (const char* m : {"bernoulli2", "bayes-e"}) {
+    Graph g = b.g;
+    PlacementOptions po;
+    po.march = &march(m);
+    const Placement pl = place(&g, po);
+    std::map<std::string, const NodePlacement*> by_op;
+    for (size_t i = 0; i < g.nodes.size(); ++i) by_op[g.nodes[i].op_type] = &pl.nodes[i];
+    EXPECT_EQ(by_op["Reshape"]->device, march(m).limits.reshape ? Device::kBpu : Device::kCpu) << m;
+    if (!march(m).limits.reshape) {
+      EXPECT_EQ(by_op["Reshape"]->reason, "Reshape: Reshape-type operators run on the CPU on this march");
+    }
+    EXPECT_EQ(by_op["Transpose"]->device, Device::kCpu) << m;  // passive, at the tail
+  }
+}
+
+// ---- calibration methods -----------------------------------------------------
+
+TEST(Calibration, ThresholdsOfKnownHistograms) {
+  // Uniform |x| over [0, 1]: the p-th percentile is p, the MSE optimum close
+  // to the max (no outliers to clip).
+  std::vector<double> uniform(2048, 10.0);
+  EXPECT_NEAR(percentile_threshold(uniform, 1.0, 0.5), 0.5, 1e-3);
+  EXPECT_NEAR(percentile_threshold(uniform, 1.0, 0.99), 0.99, 1e-3);
+  EXPECT_GT(mse_threshold(uniform, 1.0), 0.9);
+  // Mass near 0 with one far outlier: KL and MSE clip it, max keeps it.
+  std::vector<double> outlier(2048, 0.0);
+  for (int i = 0; i < 200; ++i) outlier[static_cast<size_t>(i)] = 100000.0 - 400.0 * i;
+  outlier[2047] = 1.0;
+  EXPECT_LT(kl_threshold(outlier, 10.0), 2.0);
+  EXPECT_LT(mse_threshold(outlier, 10.0), 2.0);
+  EXPECT_NEAR(percentile_threshold(outlier, 10.0, 1.0), 10.0, 1e-9);
+}
+
+TEST(Calibration, StatsAndCandidates) {
+  Builder b;
+  const std::string x = b.input("x", {1, 2, 4, 4});
+  b.output(b.node("Relu", {x}));
+  std::string err;
+  ASSERT_GE(fold_constants(&b.g, &err), 0) << err;
+  std::vector<Sample> samples = {random_inputs(b.g, 1), random_inputs(b.g, 2)};
+  FloatExecutor fe;
+  CalibrationStats stats;
+  ASSERT_TRUE(fe.prepare(b.g, &err) && collect_stats(fe, samples, &stats, &err)) << err;
+  double mx = 0;
+  for (const auto& s : samples)
+    for (double v : s.at("x").to_doubles()) mx = std::max(mx, std::fabs(v));
+  EXPECT_DOUBLE_EQ(stats.values.at("x").max_abs, mx);
+  EXPECT_DOUBLE_EQ(stats.threshold("x", CalMethod::kMax, 1.0), mx);
+
+  auto labels = [](const std::vector<CalCandidate>& c) {
+    std::vector<std::string> l;
+    for (const auto& x : c) l.push_back(x.label);
+    return l;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(labels(calibration_candidates("max", std::nullopt, false)), V{"max"});
+  EXPECT_EQ(labels(calibration_candidates("max", 0.9999f, false)), V{"max-percentile:percentile=0.99990"});
+  EXPECT_EQ(labels(calibration_candidates("kl", std::nullopt, false)), V{"kl"});
+  EXPECT_EQ(labels(calibration_candidates("default", std::nullopt, true)), V{"max"});
+  EXPECT_EQ(labels(calibration_candidates("default", std::nullopt, false)),
+            (V{"max-percentile:percentile=0.99995", "kl", "mse", "max"}));
+}
+
+// ---- memory planner ----------------------------------------------------------
+
+struct Planned {
+  Graph g;
+  std::vector<SubgraphPlan> plans;
+  std::map<std::string, QParams> q;
+};
+
+Planned plan_chain(const std::vector<std::string>& ops) {
+  Builder b;
+  std::string y = b.input("x", {1, 8, 8, 8});
+  for (const auto& op : ops)
+    y = op == "Reshape" ? b.node(op, {y, b.ints("shape", {1, 8, 8, 8})}) : b.node(op, {y});
+  b.output(y);
+  Planned p;
+  std::string err;
+  EXPECT_GE(fold_constants(&b.g, &err), 0) << err;
+  PlacementOptions po;
+  po.march = &march("bayes-e");
+  for (const auto& n : b.g.nodes) po.run_on_bpu.insert(n.name);
+  const Placement pl = place(&b.g, po);
+  p.g = b.g;
+  EXPECT_TRUE(plan_subgraphs(p.g, pl, {}, &p.plans, &err)) << err;
+  p.q = assign_qparams(p.g, pl, p.plans, {}, {});
+  return p;
+}
+
+TEST(MemoryPlan, ReusesDeadValuesUnlessDebugging) {
+  const Planned p = plan_chain({"Sigmoid", "Tanh", "Exp", "Neg"});
+  ASSERT_EQ(p.plans.size(), 1u);
+  const auto& ops = p.plans[0].ops;
+  const std::string a = ops[0].outputs[0], b = ops[1].outputs[0], c = ops[2].outputs[0], out = ops[3].outputs[0];
+  const uint64_t block = native_bytes(logical4({1, 8, 8, 8}), isa::DType::kInt8, march("bayes-e").channel_align);
+  const MemoryPlan reuse = plan_memory(p.g, p.plans[0], p.q, {}, {march("bayes-e").channel_align, false});
+  EXPECT_EQ(reuse.refs.at("x").region, isa::Region::kInput);
+  EXPECT_EQ(reuse.refs.at(out).region, isa::Region::kOutput);
+  EXPECT_EQ(reuse.refs.at(a).region, isa::Region::kScratch);
+  EXPECT_NE(reuse.refs.at(a).offset, reuse.refs.at(b).offset);  // both live while b is computed
+  EXPECT_EQ(reuse.refs.at(c).offset, reuse.refs.at(a).offset);  // a is dead by then
+  EXPECT_EQ(reuse.scratch_size, 2 * block);
+  const MemoryPlan debug = plan_memory(p.g, p.plans[0], p.q, {}, {march("bayes-e").channel_align, true});
+  EXPECT_EQ(std::set<uint64_t>({debug.refs.at(a).offset, debug.refs.at(b).offset, debug.refs.at(c).offset}).size(),
+            3u);
+  EXPECT_EQ(debug.scratch_size, 3 * block);
+}
+
+TEST(MemoryPlan, LayoutPreservingReshapeIsAView) {
+  const Planned p = plan_chain({"Sigmoid", "Reshape", "Tanh"});
+  const auto& ops = p.plans[0].ops;
+  const MemoryPlan mp = plan_memory(p.g, p.plans[0], p.q, {}, {march("bayes-e").channel_align, false});
+  const std::string s = ops[0].outputs[0], r = ops[1].outputs[0];
+  ASSERT_TRUE(mp.alias_of.count(r));
+  EXPECT_EQ(mp.root(r), s);
+  EXPECT_EQ(mp.refs.at(r).offset, mp.refs.at(s).offset);
+  // Compiled, the view emits nothing: Sigmoid and Tanh tables only.
+  Builder b;
+  std::string y = b.node("Sigmoid", {b.input("x", {1, 8, 8, 8})});
+  y = b.node("Reshape", {y, b.ints("shape", {1, 8, 8, 8})});
+  b.output(b.node("Tanh", {y}));
+  Compiled c;
+  ASSERT_TRUE(compile_graph(b.g, "bayes-e", true, &c));
+  ASSERT_EQ(c.cm.subgraphs.size(), 1u);
+  EXPECT_EQ(c.cm.subgraphs[0].program.size(), 2u);
+}
+
+// ---- emitters --------------------------------------------------------------------
+
+// Builds the node under test on x [1, 8, 8, 8] and returns its output.
+using Case = std::function<std::string(Builder&, const std::string&)>;
+
+std::string conv3(Builder& b, const std::string& x) {
+  return b.node("Conv", {x, b.constant("w", {8, 8, 3, 3}), b.constant("bias", {8})},
+                ints_attr2("kernel_shape", {3, 3}, "pads", {1, 1, 1, 1}));
+}
+
+const std::map<std::string, Case>& cases() {
+  static const std::map<std::string, Case> c = {
+      {"Conv", [](Builder& b, const std::string& x) { return conv3(b, x); }},
+      {"ConvTranspose",
+       [](Builder& b, const std::string& x) {
+         return b.node("ConvTranspose", {x, b.constant("w", {8, 4, 2, 2})}, ints_attr2("kernel_shape", {2, 2}, "strides", {2, 2}));
+       }},
+      {"BatchNormalization",
+       [](Builder& b, const std::string& x) {
+         return b.node("BatchNormalization", {x, b.constant("g", {8}, 0.5f, 1.5f), b.constant("beta", {8}),
+                                              b.constant("mean", {8}), b.constant("var", {8}, 0.5f, 2.0f)});
+       }},
+      {"MaxPool", [](Builder& b, const std::string& x) {
+         return b.node("MaxPool", {x}, ints_attr2("kernel_shape", {3, 3}, "strides", {2, 2})); }},
+      {"AveragePool", [](Builder& b, const std::string& x) {
+         return b.node("AveragePool", {x}, ints_attr2("kernel_shape", {2, 2}, "strides", {2, 2})); }},
+      {"GlobalAveragePool", [](Builder& b, const std::string& x) { return b.node("GlobalAveragePool", {x}); }},
+      {"GlobalMaxPool", [](Builder& b, const std::string& x) { return b.node("GlobalMaxPool", {x}); }},
+      {"ReduceMean", [](Builder& b, const std::string& x) {
+         return b.node("ReduceMean", {x}, int_attr("keepdims", 1, ints_attr("axes", {2, 3}))); }},
+      {"Add", [](Builder& b, const std::string& x) { return b.node("Add", {x, b.constant("c", {1, 8, 1, 1})}); }},
+      {"Sub", [](Builder& b, const std::string& x) { return b.node("Sub", {x, b.node("Sigmoid", {x})}); }},
+      {"Mul", [](Builder& b, const std::string& x) { return b.node("Mul", {x, b.constant("c", {1, 1, 8, 8})}); }},
+      {"Div", [](Builder& b, const std::string& x) { return b.node("Div", {x, b.scalar(2.5f)}); }},
+      {"Max", [](Builder& b, const std::string& x) { return b.node("Max", {x, b.node("Neg", {x})}); }},
+      {"Min", [](Builder& b, const std::string& x) { return b.node("Min", {x, b.constant("c", {8})}); }},
+      {"Relu", [](Builder& b, const std::string& x) { return b.node("Relu", {x}); }},
+      {"Clip", [](Builder& b, const std::string& x) { return b.node("Clip", {x, b.scalar(-0.5f), b.scalar(1.0f)}); }},
+      {"LeakyRelu", [](Builder& b, const std::string& x) { return b.node("LeakyRelu", {x}, float_attr("alpha", 0.1f)); }},
+      {"PRelu", [](Builder& b, const std::string& x) { return b.node("PRelu", {x, b.scalar(0.25f)}); }},
+      {"Sigmoid", [](Builder& b, const std::string& x) { return b.node("Sigmoid", {x}); }},
+      {"Tanh", [](Builder& b, const std::string& x) { return b.node("Tanh", {x}); }},
+      {"HardSigmoid", [](Builder& b, const std::string& x) { return b.node("HardSigmoid", {x}); }},
+      {"HardSwish", [](Builder& b, const std::string& x) { return b.node("HardSwish", {x}); }},
+      {"openbpu::Swish", [](Builder& b, const std::string& x) { return b.node("Swish", {x}, {}, "openbpu"); }},
+      {"openbpu::Gelu", [](Builder& b, const std::string& x) { return b.node("Gelu", {x}, {}, "openbpu"); }},
+      {"Elu", [](Builder& b, const std::string& x) { return b.node("Elu", {x}); }},
+      {"Selu", [](Builder& b, const std::string& x) { return b.node("Selu", {x}); }},
+      {"Softplus", [](Builder& b, const std::string& x) { return b.node("Softplus", {x}); }},
+      {"Exp", [](Builder& b, const std::string& x) { return b.node("Exp", {x}); }},
+      {"Erf", [](Builder& b, const std::string& x) { return b.node("Erf", {x}); }},
+      {"Abs", [](Builder& b, const std::string& x) { return b.node("Abs", {x}); }},
+      {"Neg", [](Builder& b, const std::string& x) { return b.node("Neg", {x}); }},
+      {"Resize",
+       [](Builder& b, const std::string& x) {
+         return b.node("Resize", {x, b.constant_values("roi", {0}, {}), b.constant_values("sc", {4}, {1, 1, 2, 2})},
+                       string_attr("mode", "linear"));
+       }},
+      {"Upsample",
+       [](Builder& b, const std::string& x) {
+         return b.node("Upsample", {x, b.constant_values("sc", {4}, {1, 1, 2, 2})});
+       }},
+      {"Concat", [](Builder& b, const std::string& x) {
+         return b.node("Concat", {x, b.node("Sigmoid", {x})}, int_attr("axis", 1)); }},
+      {"Split",
+       [](Builder& b, const std::string& x) {
+         const std::string first = b.node("Split", {x, b.ints("split", {4, 4})}, int_attr("axis", 1));
+         const std::string second = b.g.nodes.back().name + "_out2";
+         b.g.nodes.back().outputs.push_back(second);
+         b.g.values[second].name = second;
+         return b.node("Sub", {first, second});
+       }},
+      {"Slice",
+       [](Builder& b, const std::string& x) {
+         return b.node("Slice", {x, b.ints("st", {1, 2}), b.ints("en", {7, 8}), b.ints("ax", {2, 3}), b.ints("sp", {2, 1})});
+       }},
+      {"Pad", [](Builder& b, const std::string& x) {
+         return b.node("Pad", {x, b.ints("pads", {0, 0, 1, 2, 0, 0, 2, 1})}); }},
+      {"ArgMax",
+       [](Builder& b, const std::string& x) {
+         const std::string y = b.node("ArgMax", {x}, int_attr("axis", 1));
+         b.g.values[y].elem_type = kInt64;
+         return y;
+       }},
+      {"Reshape", [](Builder& b, const std::string& x) { return b.node("Reshape", {x, b.ints("s", {1, 16, 4, 8})}); }},
+      {"Flatten", [](Builder& b, const std::string& x) { return b.node("Flatten", {x}); }},
+      {"Squeeze", [](Builder& b, const std::string& x) {
+         return b.node("Squeeze", {b.node("ReduceMean", {x}, int_attr("keepdims", 1, ints_attr("axes", {2, 3}))),
+                                   b.ints("a", {3})}); }},
+      {"Unsqueeze", [](Builder& b, const std::string& x) {
+         return b.node("Unsqueeze", {b.node("Flatten", {x}), b.ints("a", {2})}); }},
+      {"Transpose", [](Builder& b, const std::string& x) {
+         return b.node("Transpose", {x}, ints_attr("perm", {0, 2, 1, 3})); }},
+      {"DepthToSpace", [](Builder& b, const std::string& x) {
+         return b.node("DepthToSpace", {x}, int_attr("blocksize", 2)); }},
+      {"SpaceToDepth", [](Builder& b, const std::string& x) {
+         return b.node("SpaceToDepth", {x}, int_attr("blocksize", 2)); }},
+  };
+  return c;
+}
+
+// Operators covered elsewhere: Preprocess by the e2e conversions with image
+// inputs (tests/converter/e2e, nv12/rgb/bgr).
+const std::set<std::string> kCoveredElsewhere = {"openbpu::Preprocess"};
+
+std::string unit_name(const OpUnit& u) {
+  return std::string(u.domain).empty() ? u.op_type : std::string(u.domain) + "::" + u.op_type;
+}
+
+TEST(Emitters, EveryBpuOperatorHasACase) {
+  for (const OpUnit* u : op_units()) {
+    if (u->place != nullptr && !kCoveredElsewhere.count(unit_name(*u))) {
+      EXPECT_TRUE(cases().count(unit_name(*u))) << unit_name(*u) << " has no emitter test in compiler_test.cc";
+    }
+  }
+}
+
+class EmitterTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EmitterTest, MatchesTheFloatGraph) {
+  Builder b(GetParam() == "Upsample" ? 9 : 13);  // Upsample is deprecated from opset 10
+  b.output(cases().at(GetParam())(b, b.input("x", {1, 8, 8, 8})));
+  Compiled c;
+  ASSERT_TRUE(compile_graph(b.g, "bayes-e", true, &c));
+  // The operator under test is on the BPU.
+  const std::string op = GetParam().substr(GetParam().rfind(':') + 1);
+  bool placed = false;
+  for (size_t i = 0; i < c.g.nodes.size(); ++i)
+    if (c.g.nodes[i].op_type == op) {
+      EXPECT_EQ(c.pl.nodes[i].device, Device::kBpu) << c.pl.nodes[i].reason;
+      placed = true;
+    }
+  EXPECT_TRUE(placed);
+  expect_valid_for_march(c, march("bayes-e"));
+  for (const Sample& s : c.samples) {
+    const auto f = run(c.g, s), q = run(c.cm.graph, s);
+    for (const auto& [name, fv] : f) {
+      const auto& qv = q.at(name);
+      ASSERT_EQ(fv.size(), qv.size()) << name;
+      if (op == "ArgMax") {
+        size_t agree = 0;
+        for (size_t i = 0; i < fv.size(); ++i) agree += fv[i] == qv[i];
+        EXPECT_GE(agree, fv.size() * 8 / 10) << name;
+        continue;
+      }
+      EXPECT_GT(cosine(fv, qv), 0.995) << name;
+    }
+  }
+}
+
+std::vector<std::string> case_names() {
+  std::vector<std::string> n;
+  for (const auto& [k, v] : cases()) n.push_back(k);
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Units, EmitterTest, ::testing::ValuesIn(case_names()),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           std::string s = i.param;
+                           for (char& ch : s)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return s;
+                         });
+
+TEST(Emitters, FusionFoldsActivationsAndResiduals) {
+  Builder b;
+  const std::string x = b.input("x", {1, 8, 8, 8});
+  std::string y = b.node("Relu", {conv3(b, x)});
+  y = b.node("Relu", {b.node("Add", {conv3(b, y), y})});
+  b.output(b.node("Conv", {y, b.constant("w3", {4, 8, 1, 1})}));
+  Compiled c;
+  ASSERT_TRUE(compile_graph(b.g, "bayes-e", false, &c));
+  ASSERT_EQ(c.cm.subgraphs.size(), 1u);
+  const auto& prog = c.cm.subgraphs[0].program;
+  ASSERT_EQ(prog.size(), 3u);  // conv+relu, conv+add+relu, conv (int32 tail)
+  for (const auto& ins : prog) EXPECT_EQ(ins.opcode, isa::Opcode::kConv);
+  EXPECT_EQ(std::get<isa::Conv>(prog[1].body).has_residual, 1);
+  EXPECT_EQ(std::get<isa::Conv>(prog[2].body).out.dtype, isa::DType::kInt32);
+  // Without fusion (optimize_level O0) every node is an instruction.
+  CompileOptions o0;
+  o0.fuse = false;
+  Compiled u;
+  ASSERT_TRUE(compile_graph(b.g, "bayes-e", false, &u, o0));
+  EXPECT_EQ(u.cm.subgraphs[0].program.size(), 6u);
+  const auto f = run(u.g, u.samples[0]), q = run(u.cm.graph, u.samples[0]);
+  for (const auto& [name, fv] : f) EXPECT_GT(cosine(fv, q.at(name)), 0.99) << name;
+}
+
+}  // namespace
+}  // namespace openbpu::cvt
