@@ -2,7 +2,10 @@
 #include "converter/options.h"
 
 #include <algorithm>
+#include <regex>
 #include <set>
+
+#include "converter/ops/op_unit.h"
 
 namespace openbpu::cvt {
 
@@ -67,24 +70,66 @@ bool has_optimization(const Config& c, const std::string& o) {
   return std::find(opts.begin(), opts.end(), o) != opts.end();
 }
 
-// int16 activations: node_info OutputType int16 (per node) or optimization
-// set_all_nodes_int16 (marches with int16 only).
-void int16_options(const Config& c, const isa::MarchInfo& march, const Graph& g, MapperLog& log,
-                   CompileOptions* co) {
-  for (const auto& [name, info] : c.model_parameters.node_info)
-    if (info.output_type == "int16" && !march.int16)
-      log.warn("node_info " + name + ": OutputType int16 needs a march with int16 (bayes, bayes-e, nash); " +
-               march.name + " keeps int8");
-    else if (info.output_type == "int16")
-      for (const auto& n : g.nodes)
-        if (n.name == name)
-          for (const auto& o : n.outputs) co->int16_values.insert(o);
-  if (has_optimization(c, "set_all_nodes_int16")) {
-    if (march.int16)
-      co->all_int16 = true;
-    else
-      log.warn(std::string("optimization set_all_nodes_int16: march ") + march.name +
-               " has no int16 support; activations stay int8");
+void add_values(const std::vector<std::string>& values, const std::string& type, CompileOptions* co) {
+  for (const auto& v : values)
+    if (!v.empty()) (type == "int16" ? co->int16_values : co->int8_values).insert(v);
+}
+
+// The non-constant inputs of a node (input k only when k >= 0).
+std::vector<std::string> node_inputs(const Graph& g, const Node& n, int k = -1) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const Value* v = g.value(n.inputs[i]);
+    if ((k < 0 || static_cast<size_t>(k) == i) && v != nullptr && !v->is_constant()) out.push_back(n.inputs[i]);
+  }
+  return out;
+}
+
+// Activation types per node: node_info OutputType / InputType / InputType<k>
+// (int8 or int16; node_info is rejected on bernoulli2 by the config).
+void node_info_types(const Config& c, const isa::MarchInfo& march, const Graph& g, MapperLog& log,
+                     CompileOptions* co) {
+  for (const auto& [name, info] : c.model_parameters.node_info) {
+    const Node* n = nullptr;
+    for (const auto& node : g.nodes)
+      if (node.name == name) n = &node;
+    const bool typed = !info.output_type.empty() || !info.input_type.empty() || !info.input_types.empty();
+    if (n == nullptr) {
+      if (typed) log.warn("node_info " + name + ": no such node in the optimized model; its data types are ignored");
+      continue;
+    }
+    if (typed && !march.int16) {
+      log.warn("node_info " + name + ": int16 needs a march with int16 (bayes, bayes-e, nash); " + march.name +
+               " keeps int8");
+      continue;
+    }
+    if (!info.output_type.empty()) add_values(n->outputs, info.output_type, co);
+    if (!info.input_type.empty()) add_values(node_inputs(g, *n), info.input_type, co);
+    for (const auto& [k, type] : info.input_types) add_values(node_inputs(g, *n, k), type, co);
+  }
+}
+
+// optimization set_<Kind>_input_int8/16 and set_<Kind>_output_int8/16: every
+// node of that ONNX type. Softmax runs on the CPU: its values are float.
+void optimization_types(const Config& c, const isa::MarchInfo& march, const Graph& g, MapperLog& log,
+                        CompileOptions* co) {
+  static const std::regex per_kind("^set_([A-Za-z0-9]+)_(input|output)_(int8|int16)$");
+  for (const auto& o : c.calibration_parameters.optimization) {
+    std::smatch m;
+    if (!std::regex_match(o, m, per_kind)) continue;
+    const std::string kind = m[1], side = m[2], type = m[3];
+    if (type == "int16" && !march.int16) continue;  // rejected by the config on bernoulli2
+    int bpu_nodes = 0;
+    for (const auto& n : g.nodes) {
+      if (n.op_type != kind) continue;
+      const OpUnit* u = find_op_unit(n);
+      if (u == nullptr || u->place == nullptr) continue;
+      ++bpu_nodes;
+      add_values(side == "output" ? n.outputs : node_inputs(g, n), type, co);
+    }
+    if (bpu_nodes == 0)
+      log.warn("optimization " + o + ": no " + kind + " node can run on the BPU" +
+               (kind == "Softmax" ? " (Softmax runs on the CPU in float for now)" : "") + "; it has no effect");
   }
 }
 
@@ -97,11 +142,47 @@ CompileOptions compile_options(const Config& c, const isa::MarchInfo& march, con
   co.max_time_per_fc_us = static_cast<double>(c.compiler_parameters.max_time_per_fc);
   co.model_name = c.model_parameters.output_model_file_prefix;
   if (has_optimization(c, "set_model_output_int8")) co.int32_tail = false;
-  int16_options(c, march, g, log, &co);
+  node_info_types(c, march, g, log, &co);
+  optimization_types(c, march, g, log, &co);
+  if (has_optimization(c, "set_all_nodes_int16")) {
+    if (march.int16)
+      co.all_int16 = true;
+    else
+      log.warn(std::string("optimization set_all_nodes_int16: march ") + march.name +
+               " has no int16 support; activations stay int8");
+  }
+  // optimize_level O0: no optimization, i.e. no fusion of activations and
+  // residual adds into the producing instruction.
+  co.fuse = c.compiler_parameters.optimize_level != "O0";
   if (has_optimization(c, "bias_correction"))
     for (const auto& [name, st] : stats.values)
       if (!st.channel_sum.empty()) co.channel_means[name] = st.channel_mean();
   return co;
+}
+
+void warn_ineffective_keys(const Config& c, MapperLog& log) {
+  const auto no_effect = [&](const std::string& key, const std::string& why) {
+    log.warn(key + ": accepted for compatibility, no effect (" + why + ")");
+  };
+  const auto& mp = c.model_parameters;
+  const auto& cp = c.calibration_parameters;
+  const auto& cc = c.compiler_parameters;
+  if (mp.layer_out_dump)
+    no_effect("model_parameters.layer_out_dump", "use hb_mapper infer on the quantized model for per-layer values");
+  if (cp.per_channel && cp.calibration_type != "default" && cp.calibration_type != "mix")  // else the config warns
+    no_effect("calibration_parameters.per_channel", "activations have one scale per tensor");
+  for (const auto& o : cp.optimization) {
+    if (o == "asymmetric") no_effect("optimization asymmetric", "activations are symmetric, zero point 0");
+    if (o == "set_model_output_int16")
+      no_effect("optimization set_model_output_int16",
+                "BPU outputs read by the CPU are int32 (or int8 with set_model_output_int8)");
+    if (o == "lstm_batch_last") no_effect("optimization lstm_batch_last", "LSTM runs on the CPU");
+    if (o == "run_fast" && !c.fast_perf) no_effect("optimization run_fast", "only --fast-perf uses it");
+  }
+  if (cc.compile_mode != "latency")
+    no_effect("compiler_parameters.compile_mode " + cc.compile_mode, "the compiler always optimizes for latency");
+  if (cc.balance_factor) no_effect("compiler_parameters.balance_factor", "the compiler always optimizes for latency");
+  if (!cc.ability_entry.empty()) no_effect("compiler_parameters.ability_entry", "not used by OpenBPU's compiler");
 }
 
 BinWriteOptions bin_write_options(const Config& c, const std::map<std::string, std::string>& rt_override,

@@ -29,11 +29,19 @@ std::vector<CalInputSpec> cal_specs(const Config& c);
 // not in the (optimized) graph.
 PlacementOptions placement_options(const Config& c, const isa::MarchInfo& march, const Graph& g, MapperLog& log);
 
-// Compiler options: max_time_per_fc, int16 activations (node_info
-// OutputType, set_all_nodes_int16), set_model_output_int8, bias_correction
-// (channel means from the calibration statistics).
+// Compiler options: max_time_per_fc, activation types (node_info
+// OutputType / InputType / InputType<k>, optimization set_all_nodes_int16
+// and set_<Kind>_input|output_int8|int16), set_model_output_int8,
+// bias_correction (channel means from the calibration statistics),
+// optimize_level (O0: no fusion).
 CompileOptions compile_options(const Config& c, const isa::MarchInfo& march, const Graph& g,
                                const CalibrationStats& stats, MapperLog& log);
+
+// Keys and values accepted for compatibility that have no effect in OpenBPU:
+// one warning each (docs/config.md lists them). Keys with no effect that
+// the config parser already warns about (deprecated keys, balance_factor
+// outside balance mode, max_percentile outside max) are not repeated.
+void warn_ineffective_keys(const Config& c, MapperLog& log);
 
 // The .bin's metadata and input descriptions. rt_override: inputs whose
 // runtime type changed (a removed Quantize node makes an input a featuremap).

@@ -132,6 +132,9 @@ int run_checker(const CheckerOptions& opt, MapperLog& log) {
 
 namespace {
 
+// compiler_parameters.jobs: threads for calibration (1 when unset).
+int jobs(const Config& config) { return config.compiler_parameters.jobs.value_or(1); }
+
 // The files makertbin writes (<working_dir>/<prefix><suffix>); removed
 // again unless the conversion succeeds.
 class OutputFiles {
@@ -143,14 +146,19 @@ class OutputFiles {
       std::error_code ec;
       fs::remove(f, ec);
     }
+    for (const auto& d : dirs_) {
+      std::error_code ec;
+      fs::remove_all(d, ec);
+    }
   }
   std::string path(const std::string& suffix) const { return prefix_ + suffix; }
   void add(const std::string& file) { files_.push_back(file); }
+  void add_dir(const std::string& dir) { dirs_.push_back(dir); }
   void keep() { keep_ = true; }
 
  private:
   std::string prefix_;
-  std::vector<std::string> files_;
+  std::vector<std::string> files_, dirs_;
   bool keep_ = false;
 };
 
@@ -170,10 +178,25 @@ bool optimize_stage(const std::string& path, Graph* g, OutputFiles* out, MapperL
   return true;
 }
 
+// debug_mode dump_calibration_data: the samples as the float models take
+// them, <working_dir>/calibration_data/<input>/<k>.npy (the vendor's layout
+// for its accuracy debugger).
+bool dump_samples(const Config& config, const std::vector<Sample>& samples, OutputFiles* out, MapperLog& log,
+                  std::string* err) {
+  const std::string dir = config.model_parameters.working_dir + "/calibration_data";
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) out->add_dir(dir);
+  std::vector<std::string> files;
+  const bool ok = dump_calibration_data(dir, samples, &files, err);
+  for (const auto& f : files) out->add(f);
+  if (ok) log.info("debug_mode dump_calibration_data: " + std::to_string(files.size()) + " .npy files in " + dir);
+  return ok;
+}
+
 // Calibration samples (random ones for calibration_type skip) and the
 // statistics of every float value over them.
 bool calibrate(const Config& config, const Graph& g, std::vector<Sample>* samples, CalibrationStats* stats,
-               MapperLog& log, std::string* err) {
+               OutputFiles* out, MapperLog& log, std::string* err) {
   const auto& cp = config.calibration_parameters;
   const std::vector<CalInputSpec> specs = cal_specs(config);
   std::vector<std::string> warnings;
@@ -187,9 +210,11 @@ bool calibrate(const Config& config, const Graph& g, std::vector<Sample>* sample
     return false;
   }
   for (const auto& w : warnings) log.warn(w);
+  if (config.model_parameters.debug_mode == "dump_calibration_data" && !dump_samples(config, *samples, out, log, err))
+    return false;
   FloatExecutor fexec;
-  return fexec.prepare(g, err) &&
-         collect_stats(fexec, *samples, stats, err, [&](size_t d, size_t t) { log.progress(d, t); });
+  return fexec.prepare(g, err) && collect_stats(fexec, *samples, stats, err,
+                                                [&](size_t d, size_t t) { log.progress(d, t); }, jobs(config));
 }
 
 // *_calibrated_model.onnx: the float model with a QDQ pair on every value
@@ -246,6 +271,7 @@ int run_makertbin(const Config& config, MapperLog& log) {
   log.info("Start hb_mapper....");
   log.info("hb_mapper version " + std::string(kMapperVersion));
   log.info("Dump config:\n" + config.echo_yaml());
+  warn_ineffective_keys(config, log);
   const isa::MarchInfo* march = isa::find_march(mp.march);
   std::error_code ec;
   fs::create_directories(mp.working_dir, ec);
@@ -273,13 +299,13 @@ int run_makertbin(const Config& config, MapperLog& log) {
   log.info("Start to calibrate the model.");
   std::vector<Sample> samples;
   CalibrationStats stats;
-  if (!calibrate(config, g, &samples, &stats, log, &err)) return fail(err);
+  if (!calibrate(config, g, &samples, &stats, &out, log, &err)) return fail(err);
   const CompileOptions co = compile_options(config, *march, g, stats, log);
   const auto& cp = config.calibration_parameters;
   CalibrationChoice best;
   if (!choose_calibration(g, pl, stats, samples, co,
                           calibration_candidates(cp.calibration_type, cp.max_percentile, co.all_int16),
-                          [&](const std::string& m) { log.debug(m); }, &best, &err))
+                          [&](const std::string& m) { log.debug(m); }, &best, &err, jobs(config)))
     return fail(err);
   log.info("Select " + best.label + " method.");
   log.info("End to calibrate the model.");
@@ -291,6 +317,7 @@ int run_makertbin(const Config& config, MapperLog& log) {
     return fail(err);
 
   log_subgraphs(log, best.model, *march);
+  log_advice(log, best.model, *march, config.compiler_parameters.advice.value_or(0));
   log_quantized_nodes(log, g, pl, best.model, best.thresholds, sim);
   log_outputs(log, sim);
   out.keep();

@@ -37,12 +37,17 @@ std::string subgraph_name(const std::string& model_name, size_t k) {
 }
 
 // Emission of one subgraph's ops into ctx (views emit nothing).
-bool emit_ops(LoweringContext& ctx, SubgraphPlan plan, const MemoryPlan& mem, std::string* error) {
+bool emit_ops(LoweringContext& ctx, SubgraphPlan plan, const MemoryPlan& mem, std::vector<LayerSpan>* layers,
+              std::string* error) {
   for (size_t oi = 0; oi < plan.ops.size(); ++oi) {
     Op& op = plan.ops[oi];
-    if (mem.alias_of.count(op.outputs[0])) continue;  // the output is a view of the input
-    op.scratch_offset = mem.scratch_offset[oi];
-    if (!op.unit->emit(ctx, op, error)) return false;
+    const auto first = static_cast<uint32_t>(ctx.pb.program().size());
+    if (!mem.alias_of.count(op.outputs[0])) {  // else the output is a view of the input
+      op.scratch_offset = mem.scratch_offset[oi];
+      if (!op.unit->emit(ctx, op, error)) return false;
+    }
+    layers->push_back({ctx.graph.nodes[op.nodes[0]].name, first,
+                       static_cast<uint32_t>(ctx.pb.program().size()) - first});
   }
   if (!ctx.pb.program().empty()) return true;
   // A subgraph made only of views: copy each output so the program has work.
@@ -62,7 +67,7 @@ bool compile_subgraph(const Graph& g, const SubgraphPlan& plan, const std::map<s
   ctx.q = q;
   ctx.refs = mem.refs;
   ctx.channel_means = &opt.channel_means;
-  if (!emit_ops(ctx, plan, mem, error)) return false;
+  if (!emit_ops(ctx, plan, mem, &sg->layers, error)) return false;
   sg->name = subgraph_name(opt.model_name, k);
   sg->program = ctx.pb.program();
   sg->constants = ctx.pb.constants();
@@ -120,7 +125,8 @@ bool compile(const Graph& g, const Placement& placement, const std::map<std::str
   std::vector<SubgraphPlan> plans;
   if (!plan_subgraphs(g, placement, FusionOptions{opt.fuse}, &plans, error)) return false;
   const std::map<std::string, QParams> q =
-      assign_qparams(g, placement, plans, thresholds, QuantOptions{opt.int32_tail, opt.int16_values, opt.all_int16});
+      assign_qparams(g, placement, plans, thresholds,
+                     QuantOptions{opt.int32_tail, opt.int16_values, opt.all_int16, opt.int8_values});
   out->subgraphs.clear();
   out->traces.clear();
   for (size_t k = 0; k < plans.size(); ++k) {

@@ -34,6 +34,8 @@ struct CompileOptions {
   // float values, or every activation with all_int16.
   std::set<std::string> int16_values;
   bool all_int16 = false;
+  // Values kept int8 even with all_int16 (node_info / optimization int8).
+  std::set<std::string> int8_values;
   // Per-channel means of float values (calibration): convolutions reading a
   // value with known means get empirical bias correction, i.e. the expected
   // error of their rounded weights, sum (w_q - w) * E[x], is removed from
@@ -50,8 +52,15 @@ struct LayerTrace {
   QParams q;
 };
 
+// The instructions one op (a node and what fused into it) compiled to.
+struct LayerSpan {
+  std::string node;  // the op's main node
+  uint32_t first = 0, count = 0;
+};
+
 struct CompiledSubgraph {
   std::string name;  // "<MODEL>_subgraph_<k>"
+  std::vector<LayerSpan> layers;  // in program order (views have count 0)
   std::vector<isa::Instruction> program;
   std::vector<uint8_t> constants;
   uint64_t scratch_size = 0;

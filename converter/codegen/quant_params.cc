@@ -13,7 +13,9 @@ namespace {
 class Scales {
  public:
   Scales(const std::map<std::string, double>& thresholds, const QuantOptions& o) : thr_(thresholds), opt_(o) {}
-  bool wide(const std::string& v) const { return opt_.all_int16 || opt_.int16_values.count(v) != 0; }
+  bool wide(const std::string& v) const {
+    return !opt_.int8_values.count(v) && (opt_.all_int16 || opt_.int16_values.count(v) != 0);
+  }
   isa::DType dtype(const std::string& v) const { return wide(v) ? isa::DType::kInt16 : isa::DType::kInt8; }
   QParams calibrated(const std::string& v) const {
     auto it = thr_.find(v);

@@ -22,6 +22,7 @@ struct QuantOptions {
   bool int32_tail = true;               // high-precision int32 outputs for tail convolutions
   std::set<std::string> int16_values;   // activations computed in int16
   bool all_int16 = false;
+  std::set<std::string> int8_values;    // int8 even with all_int16
 };
 
 // thresholds: calibrated |x| threshold per float value; the scale of an int8

@@ -100,6 +100,8 @@ Fn exp_(const Graph&, const Node&) { return [](double x) { return std::exp(x); }
 Fn erf_(const Graph&, const Node&) { return [](double x) { return std::erf(x); }; }
 Fn abs_(const Graph&, const Node&) { return [](double x) { return std::fabs(x); }; }
 Fn neg(const Graph&, const Node&) { return [](double x) { return -x; }; }
+Fn reciprocal(const Graph&, const Node&) { return fn::reciprocal<double>; }
+Fn sqrt_(const Graph&, const Node&) { return [](double x) { return std::sqrt(x); }; }
 
 constexpr const char* kTable = "table lookup";
 
@@ -140,6 +142,8 @@ OPENBPU_LUT_UNIT(Exp, "", place_unary, kTable, exp_);
 OPENBPU_LUT_UNIT(Erf, "", place_unary, kTable, erf_);
 OPENBPU_LUT_UNIT(Abs, "", place_unary, kTable, abs_);
 OPENBPU_LUT_UNIT(Neg, "", place_unary, kTable, neg);
+OPENBPU_LUT_UNIT(Reciprocal, "", place_unary, "table lookup (1/0 saturates to the output range)", reciprocal);
+OPENBPU_LUT_UNIT(Sqrt, "", place_unary, "table lookup (negative inputs give 0)", sqrt_);
 #undef OPENBPU_LUT_UNIT
 
 }  // namespace openbpu::cvt

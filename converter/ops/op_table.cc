@@ -37,7 +37,7 @@ const OpUnit* const kTable[] = {
     &kAddUnit, &kSubUnit, &kMulUnit, &kDivUnit, &kMaxUnit, &kMinUnit,
     &kReluUnit, &kClipUnit, &kLeakyReluUnit, &kPReluUnit, &kSigmoidUnit, &kTanhUnit, &kHardSigmoidUnit,
     &kHardSwishUnit, &kSwishUnit, &kGeluUnit, &kEluUnit, &kSeluUnit, &kSoftplusUnit, &kExpUnit, &kErfUnit,
-    &kAbsUnit, &kNegUnit,
+    &kAbsUnit, &kNegUnit, &kReciprocalUnit, &kSqrtUnit,
     &kResizeUnit, &kUpsampleUnit,
     &kConcatUnit, &kSplitUnit, &kSliceUnit, &kPadUnit,
     &kBatchNormalizationUnit,

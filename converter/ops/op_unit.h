@@ -37,7 +37,7 @@ enum class OpId : uint16_t {
   kAdd, kSub, kMul, kDiv, kMax, kMin,
   // table lookups (ops/lut.cc)
   kRelu, kClip, kLeakyRelu, kPRelu, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kSwish, kGelu, kElu, kSelu,
-  kSoftplus, kExp, kErf, kAbs, kNeg,
+  kSoftplus, kExp, kErf, kAbs, kNeg, kReciprocal, kSqrt,
   // resize (ops/resize.cc)
   kResize, kUpsample,
   // data movement (ops/data_movement.cc)
@@ -109,7 +109,7 @@ extern const OpUnit kMaxPoolUnit, kAveragePoolUnit, kGlobalAveragePoolUnit, kGlo
 extern const OpUnit kAddUnit, kSubUnit, kMulUnit, kDivUnit, kMaxUnit, kMinUnit;  // eltwise.cc
 extern const OpUnit kReluUnit, kClipUnit, kLeakyReluUnit, kPReluUnit, kSigmoidUnit, kTanhUnit, kHardSigmoidUnit,
     kHardSwishUnit, kSwishUnit, kGeluUnit, kEluUnit, kSeluUnit, kSoftplusUnit, kExpUnit, kErfUnit, kAbsUnit,
-    kNegUnit;                                                                   // lut.cc
+    kNegUnit, kReciprocalUnit, kSqrtUnit;                                       // lut.cc
 extern const OpUnit kResizeUnit, kUpsampleUnit;                                 // resize.cc
 extern const OpUnit kConcatUnit, kSplitUnit, kSliceUnit, kPadUnit, kReshapeUnit, kFlattenUnit, kSqueezeUnit,
     kUnsqueezeUnit, kTransposeUnit, kDepthToSpaceUnit, kSpaceToDepthUnit;      // data_movement.cc

@@ -69,6 +69,53 @@ uint8_t clamp_u8(double v) { return static_cast<uint8_t>(std::max(0.0, std::min(
 
 }  // namespace
 
+bool write_npy(const std::string& path, const Value& v, std::string* error) {
+  const char* descr = v.elem_type == kFloat ? "<f4" : v.elem_type == kInt8 ? "|i1" : v.elem_type == kUint8 ? "|u1" : nullptr;
+  if (descr == nullptr || !v.data) {
+    *error = "'" + path + "': only float32, int8 and uint8 values are written as .npy";
+    return false;
+  }
+  std::string shape;
+  for (size_t i = 0; i < v.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(v.shape[i]);
+  if (v.shape.size() == 1) shape += ",";  // a one-element tuple
+  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (" + shape + "), }";
+  // Magic (6) + version (2) + length (2) + header, padded with spaces to a
+  // multiple of 64 and ended by a newline.
+  const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
+  header += std::string(total - 10 - header.size() - 1, ' ') + "\n";
+  std::ofstream f(path, std::ios::binary);
+  const uint16_t len = static_cast<uint16_t>(header.size());
+  f.write("\x93NUMPY\x01\x00", 8);
+  f.put(static_cast<char>(len & 0xff));
+  f.put(static_cast<char>(len >> 8));
+  f << header;
+  f.write(reinterpret_cast<const char*>(v.data->data()), static_cast<std::streamsize>(v.data->size()));
+  if (!f) {
+    *error = "cannot write '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+bool dump_calibration_data(const std::string& dir, const std::vector<std::map<std::string, Value>>& samples,
+                           std::vector<std::string>* written, std::string* error) {
+  for (size_t k = 0; k < samples.size(); ++k)
+    for (const auto& [name, v] : samples[k]) {
+      std::string sub = name;
+      for (char& c : sub)
+        if (c == '/' || c == '\\') c = '_';
+      std::error_code ec;
+      std::filesystem::create_directories(dir + "/" + sub, ec);
+      const std::string path = dir + "/" + sub + "/" + std::to_string(k) + ".npy";
+      if (ec || !write_npy(path, v, error)) {
+        if (ec) *error = "cannot create '" + dir + "/" + sub + "': " + ec.message();
+        return false;
+      }
+      written->push_back(path);
+    }
+  return true;
+}
+
 bool read_npy(const std::string& path, std::vector<float>* values, std::vector<int64_t>* shape, std::string* error) {
   std::ifstream f(path, std::ios::binary);
   char magic[6];

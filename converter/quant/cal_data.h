@@ -37,6 +37,16 @@ std::vector<std::map<std::string, Value>> random_calibration(const std::vector<C
 // input representation.
 Value to_graph_input(const CalInputSpec& spec, const std::vector<float>& train_values);
 
+// Writes a value (float32, int8 or uint8 data, the value's shape) as a .npy
+// file numpy.load reads (format 1.0, C order).
+bool write_npy(const std::string& path, const Value& value, std::string* error);
+
+// debug_mode dump_calibration_data: every sample in the graph input
+// representation, as <dir>/<input>/<k>.npy ('/' in input names becomes '_');
+// `written` receives the files.
+bool dump_calibration_data(const std::string& dir, const std::vector<std::map<std::string, Value>>& samples,
+                           std::vector<std::string>* written, std::string* error);
+
 // Parses a .npy file into floats (dtype f4, f8, u1, i1, i2, i4, i8; C order).
 bool read_npy(const std::string& path, std::vector<float>* values, std::vector<int64_t>* shape, std::string* error);
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 namespace openbpu::cvt {
 
@@ -30,53 +31,91 @@ const char* cal_method_name(CalMethod m) {
   return "?";
 }
 
+namespace {
+
+// Pass 0: max |x|, element count and channel sums of one sample's value.
+void add_max_and_means(const Value& v, ValueStats* s) {
+  if (v.elem_type == kFloat && v.data && v.shape.size() == 4) {
+    const int64_t n = v.shape[0], c = v.shape[1], hw = v.shape[2] * v.shape[3];
+    if (s->channel_sum.empty()) s->channel_sum.assign(static_cast<size_t>(c), 0.0);
+    const float* p = reinterpret_cast<const float*>(v.data->data());
+    if (static_cast<int64_t>(v.data->size() / 4) == n * c * hw && static_cast<int64_t>(s->channel_sum.size()) == c) {
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t ch = 0; ch < c; ++ch) {
+          double sum = 0;
+          for (int64_t k = 0; k < hw; ++k) sum += p[(b * c + ch) * hw + k];
+          s->channel_sum[static_cast<size_t>(ch)] += sum;
+        }
+      s->positions += n * hw;
+    }
+  }
+  s->elements = v.data ? static_cast<int64_t>(v.data->size() / 4) : 0;
+  for_each_float(v, [&](float x) {
+    const double a = std::fabs(static_cast<double>(x));
+    if (std::isfinite(a)) s->max_abs = std::max(s->max_abs, a);
+  });
+}
+
+// Pass 1: the |x| histogram over [0, max].
+void add_histogram(const Value& v, ValueStats* s) {
+  if (s->hist.empty()) {
+    s->hist.assign(kBins, 0.0);
+    s->hist_max = s->max_abs > 0 ? s->max_abs : 1e-8;
+  }
+  const double scale = kBins / s->hist_max;
+  for_each_float(v, [&](float x) {
+    const double a = std::fabs(static_cast<double>(x));
+    if (!std::isfinite(a)) return;
+    const int b = std::min(kBins - 1, static_cast<int>(a * scale));
+    s->hist[static_cast<size_t>(b)] += 1.0;
+  });
+}
+
+// Every value of the graph for samples [first, first + count), computed on
+// `count` threads.
+bool run_samples(const FloatExecutor& exec, const std::vector<std::map<std::string, Value>>& samples, size_t first,
+                 size_t count, std::vector<std::map<std::string, Value>>* values, std::string* error) {
+  values->assign(count, {});
+  std::vector<std::string> errors(count);
+  std::vector<char> ok(count, 0);
+  auto one = [&](size_t k) {
+    const auto& sample = samples[first + k];
+    ok[k] = exec.run(sample, &(*values)[k], &errors[k], nullptr, true);
+    for (const auto& [name, v] : sample) (*values)[k][name] = v;
+  };
+  std::vector<std::thread> threads;
+  for (size_t k = 1; k < count; ++k) threads.emplace_back(one, k);
+  one(0);
+  for (auto& t : threads) t.join();
+  for (size_t k = 0; k < count; ++k)
+    if (!ok[k]) {
+      *error = errors[k];
+      return false;
+    }
+  return true;
+}
+
+}  // namespace
+
 bool collect_stats(const FloatExecutor& exec, const std::vector<std::map<std::string, Value>>& samples,
-                   CalibrationStats* stats, std::string* error, const std::function<void(size_t, size_t)>& progress) {
-  const size_t total = samples.size() * 2;
+                   CalibrationStats* stats, std::string* error, const std::function<void(size_t, size_t)>& progress,
+                   int jobs) {
+  const size_t total = samples.size() * 2, batch = static_cast<size_t>(std::max(1, jobs));
   size_t done = 0;
   for (int pass = 0; pass < 2; ++pass) {
-    for (const auto& sample : samples) {
-      std::map<std::string, Value> values;
-      if (!exec.run(sample, &values, error, nullptr, true)) return false;
-      for (const auto& [name, v] : sample) values[name] = v;
-      for (const auto& [name, v] : values) {
-        ValueStats& s = stats->values[name];
-        if (pass == 0 && v.elem_type == kFloat && v.data && v.shape.size() == 4) {
-          const int64_t n = v.shape[0], c = v.shape[1], hw = v.shape[2] * v.shape[3];
-          if (s.channel_sum.empty()) s.channel_sum.assign(static_cast<size_t>(c), 0.0);
-          const float* p = reinterpret_cast<const float*>(v.data->data());
-          if (static_cast<int64_t>(v.data->size() / 4) == n * c * hw &&
-              static_cast<int64_t>(s.channel_sum.size()) == c) {
-            for (int64_t b = 0; b < n; ++b)
-              for (int64_t ch = 0; ch < c; ++ch) {
-                double sum = 0;
-                for (int64_t k = 0; k < hw; ++k) sum += p[(b * c + ch) * hw + k];
-                s.channel_sum[static_cast<size_t>(ch)] += sum;
-              }
-            s.positions += n * hw;
-          }
+    for (size_t first = 0; first < samples.size(); first += batch) {
+      std::vector<std::map<std::string, Value>> values;
+      const size_t count = std::min(batch, samples.size() - first);
+      if (!run_samples(exec, samples, first, count, &values, error)) return false;
+      for (const auto& sample_values : values) {  // in sample order
+        for (const auto& [name, v] : sample_values) {
+          if (pass == 0)
+            add_max_and_means(v, &stats->values[name]);
+          else
+            add_histogram(v, &stats->values[name]);
         }
-        if (pass == 0) {
-          s.elements = v.data ? static_cast<int64_t>(v.data->size() / 4) : 0;
-          for_each_float(v, [&](float x) {
-            const double a = std::fabs(static_cast<double>(x));
-            if (std::isfinite(a)) s.max_abs = std::max(s.max_abs, a);
-          });
-        } else {
-          if (s.hist.empty()) {
-            s.hist.assign(kBins, 0.0);
-            s.hist_max = s.max_abs > 0 ? s.max_abs : 1e-8;
-          }
-          const double scale = kBins / s.hist_max;
-          for_each_float(v, [&](float x) {
-            const double a = std::fabs(static_cast<double>(x));
-            if (!std::isfinite(a)) return;
-            const int b = std::min(kBins - 1, static_cast<int>(a * scale));
-            s.hist[static_cast<size_t>(b)] += 1.0;
-          });
-        }
+        if (progress) progress(++done, total);
       }
-      if (progress) progress(++done, total);
     }
   }
   return true;

@@ -42,10 +42,12 @@ struct CalibrationStats {
 
 // Runs the float graph over the samples (each a map of graph input -> data)
 // twice: max |x| first, then histograms over [0, max]. `progress` is called
-// with (done, total) for the progress bar.
+// with (done, total) for the progress bar. `jobs` samples run at once on
+// their own threads (compiler_parameters.jobs); their statistics are merged
+// in sample order, so the result does not depend on `jobs`.
 bool collect_stats(const FloatExecutor& exec, const std::vector<std::map<std::string, Value>>& samples,
                    CalibrationStats* stats, std::string* error,
-                   const std::function<void(size_t, size_t)>& progress = nullptr);
+                   const std::function<void(size_t, size_t)>& progress = nullptr, int jobs = 1);
 
 // Threshold minimizing the KL divergence between the |x| histogram and its
 // 128-level quantization (entropy calibration).

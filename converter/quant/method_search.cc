@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <thread>
 
 #include "converter/ir/executor.h"
 #include "converter/report/report.h"
@@ -130,27 +131,38 @@ bool choose_calibration(const Graph& g, const Placement& placement, const Calibr
                         const std::vector<Sample>& samples, const CompileOptions& options,
                         const std::vector<CalCandidate>& candidates,
                         const std::function<void(const std::string&)>& debug, CalibrationChoice* choice,
-                        std::string* error) {
-  double best_score = -2;
+                        std::string* error, int jobs) {
+  const size_t n = candidates.size();
   // default/mix: scored on a few samples (one is noisy).
   OutputScorer scorer;
-  if (candidates.size() > 1 && !scorer.init(g, samples, 8, error)) return false;
-  for (const auto& c : candidates) {
-    std::map<std::string, double> thr = thresholds_for(g, stats, c);
-    CompiledModel cm;
-    if (!compile(g, placement, thr, options, &cm, error)) return false;
-    double score = 1.0;
-    if (candidates.size() > 1) {
-      if (!scorer.score(cm, &score, error)) return false;
-      if (debug) debug("calibration method " + c.label + ": mean output cosine " + fixed(score, 6));
-    }
-    if (score > best_score) {
-      best_score = score;
-      choice->model = std::move(cm);
-      choice->label = c.label;
-      choice->thresholds = std::move(thr);
-    }
+  if (n > 1 && !scorer.init(g, samples, 8, error)) return false;
+  std::vector<CalibrationChoice> results(n);
+  std::vector<double> scores(n, 1.0);
+  std::vector<std::string> errors(n);
+  std::vector<char> ok(n, 0);
+  auto evaluate = [&](size_t i) {
+    results[i].thresholds = thresholds_for(g, stats, candidates[i]);
+    results[i].label = candidates[i].label;
+    ok[i] = compile(g, placement, results[i].thresholds, options, &results[i].model, &errors[i]) &&
+            (n == 1 || scorer.score(results[i].model, &scores[i], &errors[i]));
+  };
+  const size_t batch = static_cast<size_t>(std::max(1, jobs));
+  for (size_t first = 0; first < n; first += batch) {
+    std::vector<std::thread> threads;
+    for (size_t i = first + 1; i < std::min(n, first + batch); ++i) threads.emplace_back(evaluate, i);
+    evaluate(first);
+    for (auto& t : threads) t.join();
   }
+  size_t best = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!ok[i]) {
+      *error = errors[i];
+      return false;
+    }
+    if (n > 1 && debug) debug("calibration method " + candidates[i].label + ": mean output cosine " + fixed(scores[i]));
+    if (scores[i] > scores[best]) best = i;
+  }
+  *choice = std::move(results[best]);
   return true;
 }
 

@@ -62,13 +62,14 @@ struct CalibrationChoice {
 };
 
 // Compiles the graph with each candidate's thresholds and keeps the best by
-// the output score (the only candidate without scoring). `debug` receives
-// one line per scored candidate.
+// the output score (the only candidate without scoring; the first of equal
+// scores). `debug` receives one line per scored candidate, in candidate
+// order. Up to `jobs` candidates are compiled and scored at once.
 bool choose_calibration(const Graph& g, const Placement& placement, const CalibrationStats& stats,
                         const std::vector<Sample>& samples, const CompileOptions& options,
                         const std::vector<CalCandidate>& candidates,
                         const std::function<void(const std::string&)>& debug, CalibrationChoice* choice,
-                        std::string* error);
+                        std::string* error, int jobs = 1);
 
 }  // namespace openbpu::cvt
 

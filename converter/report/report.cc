@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <iomanip>
 #include <sstream>
+#include <variant>
+
+#include "bpu_sim/timing.h"
 
 namespace openbpu::cvt {
 
@@ -61,6 +64,49 @@ void log_subgraphs(MapperLog& log, const CompiledModel& cm, const isa::MarchInfo
     log.info(sg.name + ": FPS=" + fixed(1e6 / std::max(us, 1e-3), 2) + ", latency = " + fixed(us, 1) +
              " us, MACs = " + std::to_string(sg.macs) + ", function calls = " + std::to_string(sg.fcs.size()));
   }
+}
+
+namespace {
+
+// The time of one op's instructions, and why it is above the peak.
+struct OpTime {
+  uint64_t cycles = 0, macs = 0, bytes = 0;
+  isa::TensorRef out;
+};
+
+OpTime op_time(const CompiledSubgraph& sg, const LayerSpan& l, const isa::MarchInfo& march) {
+  OpTime t;
+  for (uint32_t i = l.first; i < l.first + l.count; ++i) {
+    const sim::Cost c = sim::estimate_cost(sg.program[i], march);
+    t.cycles += c.cycles, t.macs += c.macs, t.bytes += c.bytes;
+    t.out = std::visit([](const auto& b) { return b.out; }, sg.program[i].body);
+  }
+  return t;
+}
+
+}  // namespace
+
+void log_advice(MapperLog& log, const CompiledModel& cm, const isa::MarchInfo& march, double advice_us) {
+  if (advice_us <= 0) return;
+  for (const auto& sg : cm.subgraphs)
+    for (const LayerSpan& l : sg.layers) {
+      if (l.count == 0) continue;
+      const OpTime t = op_time(sg, l, march);
+      const double est = sim::cycles_to_us(t.cycles, march);
+      const double peak = static_cast<double>(t.macs) / march.int8_macs_per_cycle / march.clock_mhz;
+      if (est - peak <= advice_us) continue;
+      const double ddr = static_cast<double>(t.bytes) / march.ddr_bytes_per_cycle;
+      const double overhead = march.instr_overhead_cycles * l.count;
+      const std::string why = ddr + overhead >= static_cast<double>(t.cycles) * 0.99
+                                  ? std::to_string(t.bytes) + " bytes to and from DDR"
+                                  : "compute below the peak rate (depthwise, int16 or vector work)";
+      const int c = t.out.dims[3], cp = isa::align_up(c, march.channel_align);
+      log.info("advice: " + l.node + " (" + sg.name + ", " + std::to_string(l.count) + " instruction(s)): estimated " +
+               fixed(est, 2) + " us, " + fixed(peak, 2) + " us at the peak MAC rate (+" + fixed(est - peak, 2) +
+               " us: " + why + "); output " + std::to_string(t.out.dims[0]) + "x" + std::to_string(t.out.dims[1]) + "x" +
+               std::to_string(t.out.dims[2]) + "x" + std::to_string(c) + " stored with " + std::to_string(cp) +
+               " channels (" + fixed(100.0 * (cp - c) / std::max(cp, 1), 1) + "% padding)");
+    }
 }
 
 void log_quantized_nodes(MapperLog& log, const Graph& g, const Placement& pl, const CompiledModel& cm,

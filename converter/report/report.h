@@ -31,6 +31,11 @@ void log_placement(MapperLog& log, const Graph& g, const Placement& pl);
 // makertbin: FPS, latency, MACs and function calls of each BPU subgraph.
 void log_subgraphs(MapperLog& log, const CompiledModel& cm, const isa::MarchInfo& march);
 
+// compiler_parameters.advice: every op whose estimated time (the timing
+// model of bpu_sim/timing.h) exceeds its time at the march's peak MAC rate
+// by more than advice_us, with why and its output's channel padding.
+void log_advice(MapperLog& log, const CompiledModel& cm, const isa::MarchInfo& march, double advice_us);
+
 // makertbin: the quantized node table and the output table.
 void log_quantized_nodes(MapperLog& log, const Graph& g, const Placement& pl, const CompiledModel& cm,
                          const std::map<std::string, double>& thresholds, const Similarity& sim);

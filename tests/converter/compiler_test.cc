@@ -399,6 +399,9 @@ const std::map<std::string, Case>& cases() {
       {"Erf", [](Builder& b, const std::string& x) { return b.node("Erf", {x}); }},
       {"Abs", [](Builder& b, const std::string& x) { return b.node("Abs", {x}); }},
       {"Neg", [](Builder& b, const std::string& x) { return b.node("Neg", {x}); }},
+      {"Reciprocal", [](Builder& b, const std::string& x) {
+         return b.node("Reciprocal", {b.node("Add", {b.node("Sigmoid", {x}), b.scalar(0.5f)})}); }},
+      {"Sqrt", [](Builder& b, const std::string& x) { return b.node("Sqrt", {b.node("Abs", {x})}); }},
       {"Resize",
        [](Builder& b, const std::string& x) {
          return b.node("Resize", {x, b.constant_values("roi", {0}, {}), b.constant_values("sc", {4}, {1, 1, 2, 2})},
