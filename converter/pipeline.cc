@@ -4,6 +4,7 @@
 #include "converter/pipeline.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "converter/quant/cal_data.h"
 #include "converter/quant/calibration.h"
 #include "converter/quant/method_search.h"
+#include "converter/quant/threshold_search.h"
 #include "converter/report/report.h"
 #include "converter/tools/infer_input.h"
 #include "converter/writer/bin_writer.h"
@@ -242,6 +244,25 @@ bool save_calibrated_model(const Graph& g, const Placement& pl, const Calibratio
 
 // Similarity on the first sample (a debug build keeps every intermediate
 // value in the scratch arena; its arithmetic is identical).
+// calibration_type mix: per-value threshold search after the method choice.
+bool search_stage(const Graph& g, const Placement& pl, const CalibrationStats& stats, const std::vector<Sample>& samples,
+                  const CompileOptions& co, const std::string& type, CalibrationChoice* best, MapperLog& log,
+                  std::string* err) {
+  const auto t0 = std::chrono::steady_clock::now();
+  OutputScorer scorer;
+  ThresholdSearchResult r;
+  if (!scorer.init(g, samples, kScoringSamples, err) ||
+      !search_thresholds(g, pl, stats, co, calibration_candidates(type, std::nullopt, co.all_int16), scorer,
+                         [&](const std::string& m) { log.debug(m); }, best, &r, err))
+    return false;
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  log.info("Per-value threshold search: " + std::to_string(r.changed) + " of " + std::to_string(r.searched) +
+           " thresholds changed (" + std::to_string(r.evaluated) + " alternatives compiled and scored on " +
+           std::to_string(scorer.samples()) + " samples, " + fixed(secs, 1) + " s); mean output cosine " +
+           fixed(r.score_before, 6) + " -> " + fixed(r.score_after, 6) + ".");
+  return true;
+}
+
 bool similarity_stage(const Graph& g, const Placement& pl, const CalibrationChoice& best, const CompileOptions& co,
                       const Sample& sample, Similarity* sim, std::string* err) {
   CompileOptions dbg = co;
@@ -308,6 +329,9 @@ int run_makertbin(const Config& config, MapperLog& log) {
                           [&](const std::string& m) { log.debug(m); }, &best, &err, jobs(config)))
     return fail(err);
   log.info("Select " + best.label + " method.");
+  if (threshold_search_applies(cp.calibration_type, co.all_int16) &&
+      !search_stage(g, pl, stats, samples, co, cp.calibration_type, &best, log, &err))
+    return fail(err);
   log.info("End to calibrate the model.");
 
   Similarity sim;

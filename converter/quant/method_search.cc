@@ -133,9 +133,8 @@ bool choose_calibration(const Graph& g, const Placement& placement, const Calibr
                         const std::function<void(const std::string&)>& debug, CalibrationChoice* choice,
                         std::string* error, int jobs) {
   const size_t n = candidates.size();
-  // default/mix: scored on a few samples (one is noisy).
   OutputScorer scorer;
-  if (n > 1 && !scorer.init(g, samples, 8, error)) return false;
+  if (n > 1 && !scorer.init(g, samples, kScoringSamples, error)) return false;
   std::vector<CalibrationChoice> results(n);
   std::vector<double> scores(n, 1.0);
   std::vector<std::string> errors(n);

@@ -43,8 +43,12 @@ bool quantized_inputs(const CompiledModel& cm, const Sample& sample, Sample* qin
 
 // Mean cosine similarity of the model outputs, float graph vs a compiled
 // model, over the first n samples. The float outputs are computed once.
+// Samples the default/mix scoring uses (one is noisy).
+constexpr size_t kScoringSamples = 8;
+
 class OutputScorer {
  public:
+  size_t samples() const { return n_; }
   bool init(const Graph& g, const std::vector<Sample>& samples, size_t n, std::string* error);
   bool score(const CompiledModel& cm, double* out, std::string* error) const;
 

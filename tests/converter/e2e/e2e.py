@@ -85,6 +85,12 @@ CASES = {
                            (1, 3, 48, 192), rt="nv12", train="bgr", mean=[127.5], std=[127.5],
                            cal="default", data="text", n_cal=50, n_test=200, min_cos=0.985, min_agree=0.95,
                            int_accuracy_labels=True, max_acc_drop=0.04),
+    # The same with calibration_type mix: the per-value threshold search after
+    # the method choice (docs/converter.md); measured on the same held-out lines.
+    "ppocr_cls_nv12_mix": Case("ppocr_cls_nv12_mix", "ocr:ch_ppocr_mobile_v2.0_cls_infer.onnx", "bernoulli2", "x",
+                               (1, 3, 48, 192), rt="nv12", train="bgr", mean=[127.5], std=[127.5],
+                               cal="mix", data="text", n_cal=50, n_test=200, min_cos=0.99, min_agree=0.97,
+                               int_accuracy_labels=True, max_acc_drop=0.04),
     # The PP-OCRv4 text detector (DB) on rendered pages, int8 with NV12 input:
     # a real trained model with a feature-map output.
     "ppocr_det_nv12": Case("ppocr_det_nv12", "ocr:ch_PP-OCRv4_det_infer.onnx", "bernoulli2", "x", (1, 3, 320, 320),

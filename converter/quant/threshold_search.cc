@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "converter/quant/threshold_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "bpu_sim/isa/numerics.h"
+#include "converter/report/report.h"
+
+namespace openbpu::cvt {
+
+namespace {
+
+// A gain below this is noise of the few scoring samples, not a better
+// threshold (accepting it overfits the calibration set).
+constexpr double kMinGain = 2e-5;
+// Alternatives closer than this (relative) to the current threshold change
+// nothing worth a compilation.
+constexpr double kMinRelativeChange = 0.01;
+
+// The values whose scale the compiled model derives from their own
+// threshold (an operator that keeps its input's scale is not searched).
+std::vector<std::string> searchable_values(const CompiledModel& cm, const std::map<std::string, double>& thr) {
+  std::vector<std::string> out;
+  for (const LayerTrace& t : cm.traces) {
+    if (t.q.dtype != isa::DType::kInt8 && t.q.dtype != isa::DType::kInt16) continue;
+    auto it = thr.find(t.value);
+    if (it == thr.end() || it->second <= 0) continue;
+    const double qmax = static_cast<double>(isa::dtype_range(t.q.dtype).hi);
+    const double s = it->second / qmax;
+    if (std::fabs(static_cast<double>(t.q.scale) - s) <= 1e-4 * s) out.push_back(t.value);
+  }
+  return out;
+}
+
+std::vector<double> alternatives(double current, const std::vector<std::map<std::string, double>>& per_method,
+                                 const std::string& value) {
+  std::vector<double> alts;
+  for (const auto& m : per_method) {
+    auto it = m.find(value);
+    if (it == m.end()) continue;
+    const double t = it->second;
+    auto near = [&](double u) { return std::fabs(t - u) <= kMinRelativeChange * std::max(t, u); };
+    if (near(current) || std::any_of(alts.begin(), alts.end(), near)) continue;
+    alts.push_back(t);
+  }
+  return alts;
+}
+
+}  // namespace
+
+bool threshold_search_applies(const std::string& calibration_type, bool all_int16) {
+  return calibration_type == "mix" && !all_int16;
+}
+
+bool search_thresholds(const Graph& g, const Placement& pl, const CalibrationStats& stats,
+                       const CompileOptions& options, const std::vector<CalCandidate>& methods,
+                       const OutputScorer& scorer, const std::function<void(const std::string&)>& debug,
+                       CalibrationChoice* choice, ThresholdSearchResult* result, std::string* error) {
+  std::vector<std::map<std::string, double>> per_method;
+  for (const auto& m : methods) per_method.push_back(thresholds_for(g, stats, m));
+  if (!scorer.score(choice->model, &result->score_before, error)) return false;
+  double best = result->score_before;
+  std::map<std::string, double> thr = choice->thresholds;
+  for (const std::string& v : searchable_values(choice->model, thr)) {
+    const double current = thr[v];
+    const std::vector<double> alts = alternatives(current, per_method, v);
+    if (!alts.empty()) ++result->searched;
+    for (double t : alts) {
+      thr[v] = t;
+      CompiledModel cm;
+      double score = 0;
+      if (!compile(g, pl, thr, options, &cm, error) || !scorer.score(cm, &score, error)) return false;
+      ++result->evaluated;
+      if (score > best + kMinGain) {
+        if (debug)
+          debug("threshold of " + v + ": " + fixed(choice->thresholds[v], 6) + " -> " + fixed(t, 6) +
+                ", output cosine " + fixed(best, 6) + " -> " + fixed(score, 6));
+        best = score;
+        choice->thresholds[v] = t;
+        choice->model = std::move(cm);
+      }
+      thr[v] = choice->thresholds[v];
+    }
+    if (choice->thresholds[v] != current) ++result->changed;
+  }
+  result->score_after = best;
+  return true;
+}
+
+}  // namespace openbpu::cvt
