@@ -40,43 +40,70 @@ bool place_div(const Graph& g, const Node& n, const isa::MarchInfo&, std::string
   return ops::activation(g, n, why);
 }
 
-// Operand view broadcast to the output's logical dims.
+// Operand view broadcast to the output's logical dims. ONNX aligns the
+// operand's axes to the output's trailing axes; an activation is stored with
+// the logical dims of its own rank (rank 2 [a, b] as (a, b, 1, 1)), so its
+// strides move to the logical positions of the aligned output axes. A
+// constant is stored with the aligned shape. Broadcast axes get stride 0.
 TensorRef broadcast(LoweringContext& ctx, const std::string& v, float* scale, const Dims4& out_dims, int out_rank) {
   const Value& val = ctx.value(v);
-  // Right-align the operand's shape to the output rank before mapping to 4-D.
   std::vector<int64_t> s = val.shape;
   while (static_cast<int>(s.size()) < out_rank) s.insert(s.begin(), 1);
-  const Dims4 od = logical4(s);
   TensorRef r;
-  std::array<int64_t, 4> st;
+  std::array<int64_t, 4> own_st;
+  int own_rank = out_rank;
   if (val.is_constant()) {
-    r = ctx.const_tensor(v, od, scale);
-    st = native_strides(od, ctx.align());
+    r = ctx.const_tensor(v, logical4(s), scale);
+    own_st = native_strides(logical4(s), ctx.align());
   } else {
     r = ctx.ref(v);
     *scale = ctx.qp(v).scale;
-    st = ops::logical_strides(r);
+    own_st = ops::logical_strides(r);
+    own_rank = static_cast<int>(val.shape.size());
   }
-  for (int k = 0; k < 4; ++k)
-    if (od[k] == 1 && out_dims[k] != 1) st[k] = 0;
+  std::array<int64_t, 4> st = {0, 0, 0, 0};
+  const int lead = out_rank - own_rank;
+  for (int i = 0; i < own_rank; ++i) {
+    const size_t to = static_cast<size_t>(logical_axis4(out_rank, lead + i));
+    if (s[static_cast<size_t>(lead + i)] == out_dims[to])
+      st[to] = own_st[static_cast<size_t>(logical_axis4(own_rank, i))];
+  }
   return ops::with_logical(r, out_dims, st);
 }
 
-// x / c == x * (1/c): a requantized move when c is positive.
+// x / c == x * (1/c): a requantized move when c is positive, else an
+// element-wise product with the scalar constant 1/c (stored as -127 with the
+// scale |1/c| / 127, exact).
 bool emit_div(LoweringContext& ctx, const Op& op, std::string* e) {
   const Node& n = ctx.graph.nodes[op.nodes[0]];
   const std::string& y = op.outputs[0];
   double c = 1;
   const_scalar(ctx.graph, n.inputs[1], &c);
+  const Dims4 od = ctx.dims(y);
   float sa = 1;
-  isa::Move m;
-  m.in = broadcast(ctx, n.inputs[0], &sa, ctx.dims(y), static_cast<int>(ctx.value(y).shape.size()));
-  m.out = ctx.ref(y);
-  const double r = sa / c / ctx.qp(y).scale;
-  if (!(r > 0)) return fail(e, "node '" + n.name + "': division by a negative constant is not supported on the BPU");
-  m.requantize = 1;
-  isa::requant_multiplier(r, &m.multiplier, &m.shift);
-  ctx.pb.emit(isa::Opcode::kMove, m);
+  const TensorRef in = broadcast(ctx, n.inputs[0], &sa, od, static_cast<int>(ctx.value(y).shape.size()));
+  if (!(c != 0.0)) return fail(e, "node '" + n.name + "': division by zero");
+  if (c > 0) {
+    isa::Move m;
+    m.in = in;
+    m.out = ctx.ref(y);
+    m.requantize = 1;
+    isa::requant_multiplier(sa / c / ctx.qp(y).scale, &m.multiplier, &m.shift);
+    ctx.pb.emit(isa::Opcode::kMove, m);
+    return true;
+  }
+  const int8_t q = -127;
+  const isa::ConstRef k = ctx.pb.add_const(&q, 1, 1);
+  isa::Eltwise el;
+  el.kind = isa::EltwiseKind::kMul;
+  el.a = in;
+  el.b = ops::with_logical(native_ref(isa::Region::kConst, 0, k.offset, {1, 1, 1, 1}, isa::DType::kInt8, ctx.align()),
+                           od, {0, 0, 0, 0});
+  el.out = ctx.ref(y);
+  const QParams& qo = ctx.qp(y);
+  isa::quantize_multiplier(sa * (-1.0 / c / 127.0) / qo.scale, &el.multiplier_a, &el.shift);
+  el.act_min = qmin(qo.dtype), el.act_max = qmax(qo.dtype);
+  ctx.pb.emit(isa::Opcode::kEltwise, el);
   return true;
 }
 
