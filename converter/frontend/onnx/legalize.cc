@@ -5,6 +5,7 @@
 // LayerNormalization before opset 17.
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "converter/frontend/onnx/legalize.h"
 #include "converter/ir/local_ops.h"
@@ -14,9 +15,13 @@ namespace openbpu::cvt {
 
 namespace {
 
+// Emits the standard nodes replacing one node. Node names are unique in the
+// graph (ONNX Runtime refuses a model with two nodes of one name): the
+// replaced node's name plus the operator, numbered when taken.
 class Builder {
  public:
-  Builder(Graph* g, const std::string& prefix) : g_(g), prefix_(prefix) {}
+  Builder(Graph* g, const std::string& prefix, std::set<std::string>* node_names)
+      : g_(g), prefix_(prefix), node_names_(node_names) {}
   std::string scalar(float v) {
     return g_->add_constant(prefix_ + "_c", kFloat, {}, float_bytes({v}));
   }
@@ -26,7 +31,9 @@ class Builder {
   std::string node(const std::string& op, std::vector<std::string> inputs, const std::vector<int64_t>& shape,
                    const std::string& out = "", rt::Attrs attrs = {}) {
     Node n;
-    n.name = g_->unique_name(prefix_ + "_" + op);
+    n.name = prefix_ + "_" + op;
+    for (int i = 1; node_names_->count(n.name); ++i) n.name = prefix_ + "_" + op + "_" + std::to_string(i);
+    node_names_->insert(n.name);
     n.op_type = op;
     n.inputs = std::move(inputs);
     const std::string o = out.empty() ? g_->unique_name(prefix_ + "_" + op + "_out") : out;
@@ -46,6 +53,7 @@ class Builder {
  private:
   Graph* g_;
   std::string prefix_;
+  std::set<std::string>* node_names_;
 };
 
 rt::Attrs int_attr(const char* name, int64_t v) {
@@ -146,10 +154,12 @@ void expand_preprocess(Graph* g, const Node& n, Builder& b) {
 
 bool legalize_for_onnx(Graph* g, std::string* error) {
   std::vector<Node> out;
+  std::set<std::string> node_names;
+  for (const Node& n : g->nodes) node_names.insert(n.name);
   for (const Node& n : g->nodes) {
     const Value* yv = n.outputs.empty() ? nullptr : g->value(n.outputs[0]);
     const std::vector<int64_t> shape = yv ? yv->shape : std::vector<int64_t>{};
-    Builder b(g, n.name);
+    Builder b(g, n.name, &node_names);
     if (n.domain == "openbpu" && n.op_type == "Preprocess") {
       expand_preprocess(g, n, b);
     } else if ((n.domain == "openbpu" && n.op_type == "Swish") || (n.op_type == "HardSwish" && g->opset < 14)) {

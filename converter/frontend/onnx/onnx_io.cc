@@ -342,10 +342,17 @@ bool import_model(const onnx::ModelProto& m, const std::string& base_dir, Graph*
     v.name = vi.name();
     if (!v.is_constant()) read_type(vi.type(), &v);
   }
+  // Unnamed nodes get "<op>_<k>", unique among the named ones (ONNX Runtime
+  // refuses a model with two nodes of one name).
+  std::set<std::string> named;
+  for (const auto& np : graph.node())
+    if (!np.name().empty()) named.insert(np.name());
   int unnamed = 0;
   for (const auto& np : graph.node()) {
     Node n;
-    n.name = np.name().empty() ? np.op_type() + "_" + std::to_string(unnamed++) : np.name();
+    n.name = np.name();
+    while (n.name.empty() || (np.name().empty() && named.count(n.name)))
+      n.name = np.op_type() + "_" + std::to_string(unnamed++);
     n.op_type = np.op_type();
     n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
     if (!n.domain.empty() && n.domain != "openbpu") {

@@ -35,6 +35,7 @@ import sys
 import numpy as np
 
 import bin_identity
+import gen_attention
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -125,6 +126,12 @@ CASES = {
                           rt="nv12", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="default"),
     "detector_featuremap": Case("detector_featuremap", "detector.onnx", "nash-e", "input", (1, 3, 128, 128),
                                 rt="featuremap", train="featuremap", layout_rt="NCHW", cal="max"),
+    # A small ViT-style network built in PyTorch (gen_attention.py): patch
+    # embedding, multi-head attention, MLP with GELU, a ConvNeXt-style block;
+    # LayerNorm and GELU decomposed (opset 13) as the fusion passes see them.
+    "vit_block_featuremap": Case("vit_block_featuremap", "gen:attention", "bayes-e", "input", (1, 3, 32, 32),
+                                 rt="featuremap", train="featuremap", layout_rt="NCHW", cal="default",
+                                 min_cos=0.999),
     "detector_rgb": Case("detector_rgb", "detector.onnx", "bernoulli2", "input", (1, 3, 128, 128),
                          rt="rgb", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="kl"),
 }
@@ -184,7 +191,8 @@ def make_lstm_model(path, seed=0):
     onnx.save(m, path)
 
 
-GENERATORS = {"placement": make_placement_model, "lstm": make_lstm_model}
+GENERATORS = {"placement": make_placement_model, "lstm": make_lstm_model,
+              "attention": gen_attention.make_attention_model}
 
 
 def run(cmd, **kw):
@@ -341,6 +349,32 @@ def onnx_io(path):
     ins = [(i.name, i.type.tensor_type.elem_type, [d.dim_value for d in i.type.tensor_type.shape.dim])
            for i in m.graph.input if i.name not in inits]
     return ins, [o.name for o in m.graph.output]
+
+
+def check_model_files(out, prefix):
+    """The four ONNX files of a conversion have unique node names (ONNX
+    Runtime refuses duplicates); the three float ones pass onnx.checker (the
+    quantized one keeps the .bin's CPU operators, e.g. LayerNormalization at
+    the model's opset, for hb_mapper infer to match the .bin bit for bit)."""
+    import collections
+    import onnx
+    failures = []
+    for kind in ("original_float", "optimized_float", "calibrated", "quantized"):
+        path = os.path.join(out, "%s_%s_model.onnx" % (prefix, kind))
+        if not os.path.isfile(path):
+            failures.append("makertbin wrote no %s" % os.path.basename(path))
+            continue
+        m = onnx.load(path)
+        dup = [n for n, c in collections.Counter(n.name for n in m.graph.node).items() if c > 1]
+        if dup:
+            failures.append("%s: duplicate node names %s" % (os.path.basename(path), ", ".join(dup[:5])))
+        if kind == "quantized":
+            continue
+        try:
+            onnx.checker.check_model(m)
+        except onnx.checker.ValidationError as e:
+            failures.append("%s: %s" % (os.path.basename(path), str(e).splitlines()[0]))
+    return failures
 
 
 def run_case(case, args):
@@ -504,7 +538,11 @@ def run_case(case, args):
         float_ref = os.path.join(work, "ort_exact")
         run(["node", ORT_RUN, model, float_ref,
              "%s=@%s:float32:%s" % (src_inputs[0][0], os.path.join(work, "exact.txt"), dims)])
-    for kind in ("original_float", "optimized_float"):
+    # Every model file makertbin writes has unique node names; the three
+    # float ones are valid ONNX and run in ONNX Runtime (the quantized one
+    # holds openbpu::BpuSubgraph nodes: hb_mapper infer runs it, step 3).
+    failures += check_model_files(out, case.name)
+    for kind in ("original_float", "optimized_float", "calibrated"):
         path = os.path.join(out, "%s_%s_model.onnx" % (case.name, kind))
         ins, _ = onnx_io(path)
         iname, itype, idims = ins[0]
@@ -519,6 +557,17 @@ def run_case(case, args):
         for i in range(8):
             for o, a, b in zip(out_names, read_outputs(float_ref, i, out_names), read_outputs(kdir, i, out_names)):
                 worst = max(worst, float(np.abs(a - b).max() / max(1e-6, np.abs(a).max())))
+        if kind == "calibrated":
+            # Simulated quantization (QuantizeLinear/DequantizeLinear pairs):
+            # it must run and give finite outputs; its distance to the source
+            # is informative only.
+            got = [b for i in range(8) for b in read_outputs(kdir, i, out_names)]
+            cos = np.mean([cosine(a, b) for i in range(8) for a, b in
+                           zip(read_outputs(float_ref, i, out_names), read_outputs(kdir, i, out_names))])
+            print("calibrated model vs source model in ORT: mean cosine %.6f" % cos)
+            if not all(np.all(np.isfinite(b)) for b in got):
+                failures.append("calibrated model gives non-finite outputs in ORT")
+            continue
         print("%s model vs source model in ORT: max relative difference %.2e" % (kind, worst))
         if worst > 1e-4:
             failures.append("%s model differs from the source model by %.2e" % (kind, worst))
