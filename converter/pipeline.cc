@@ -242,27 +242,28 @@ bool save_calibrated_model(const Graph& g, const Placement& pl, const Calibratio
   return true;
 }
 
-// Similarity on the first sample (a debug build keeps every intermediate
-// value in the scratch arena; its arithmetic is identical).
-// calibration_type mix: per-value threshold search after the method choice.
+// default/mix: per-value threshold search after the method choice (default
+// within a compute budget).
 bool search_stage(const Graph& g, const Placement& pl, const CalibrationStats& stats, const std::vector<Sample>& samples,
                   const CompileOptions& co, const std::string& type, CalibrationChoice* best, MapperLog& log,
                   std::string* err) {
   const auto t0 = std::chrono::steady_clock::now();
-  OutputScorer scorer;
   ThresholdSearchResult r;
-  if (!scorer.init(g, samples, kScoringSamples, err) ||
-      !search_thresholds(g, pl, stats, co, calibration_candidates(type, std::nullopt, co.all_int16), scorer,
-                         [&](const std::string& m) { log.debug(m); }, best, &r, err))
+  if (!search_thresholds(g, pl, stats, co, calibration_candidates(type, std::nullopt, co.all_int16), samples,
+                         threshold_search_budget(type), [&](const std::string& m) { log.debug(m); }, best, &r, err))
     return false;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  log.info("Per-value threshold search: " + std::to_string(r.changed) + " of " + std::to_string(r.searched) +
-           " thresholds changed (" + std::to_string(r.evaluated) + " alternatives compiled and scored on " +
-           std::to_string(scorer.samples()) + " samples, " + fixed(secs, 1) + " s); mean output cosine " +
-           fixed(r.score_before, 6) + " -> " + fixed(r.score_after, 6) + ".");
+  log.info("Per-value threshold search: " + std::to_string(r.changed) + " thresholds changed, " +
+           std::to_string(r.searched) + " of " + std::to_string(r.candidates) + " values with alternatives searched" +
+           (r.budget_exhausted ? " (compute budget of default reached; mix searches all)" : "") + ", " +
+           std::to_string(r.evaluated) + " alternatives compiled and scored on " + std::to_string(r.samples) +
+           " samples in " + fixed(secs, 1) + " s; mean output cosine " + fixed(r.score_before, 6) + " -> " +
+           fixed(r.score_after, 6) + ".");
   return true;
 }
 
+// Similarity on the first sample (a debug build keeps every intermediate
+// value in the scratch arena; its arithmetic is identical).
 bool similarity_stage(const Graph& g, const Placement& pl, const CalibrationChoice& best, const CompileOptions& co,
                       const Sample& sample, Similarity* sim, std::string* err) {
   CompileOptions dbg = co;

@@ -162,6 +162,7 @@ bool choose_calibration(const Graph& g, const Placement& placement, const Calibr
     if (scores[i] > scores[best]) best = i;
   }
   *choice = std::move(results[best]);
+  choice->score = scores[best];
   return true;
 }
 

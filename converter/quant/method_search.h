@@ -63,6 +63,7 @@ struct CalibrationChoice {
   CompiledModel model;                       // compiled with the chosen thresholds
   std::map<std::string, double> thresholds;  // per float value
   std::string label;                         // the chosen method
+  double score = 1.0;                        // its mean output cosine (1 when not scored)
 };
 
 // Compiles the graph with each candidate's thresholds and keeps the best by

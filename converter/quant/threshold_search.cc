@@ -51,22 +51,48 @@ std::vector<double> alternatives(double current, const std::vector<std::map<std:
 }  // namespace
 
 bool threshold_search_applies(const std::string& calibration_type, bool all_int16) {
-  return calibration_type == "mix" && !all_int16;
+  return (calibration_type == "default" || calibration_type == "mix") && !all_int16;
+}
+
+double threshold_search_budget(const std::string& calibration_type) {
+  return calibration_type == "mix" ? 0.0 : kDefaultSearchBudgetMacs;
 }
 
 bool search_thresholds(const Graph& g, const Placement& pl, const CalibrationStats& stats,
                        const CompileOptions& options, const std::vector<CalCandidate>& methods,
-                       const OutputScorer& scorer, const std::function<void(const std::string&)>& debug,
+                       const std::vector<Sample>& samples, double budget_macs,
+                       const std::function<void(const std::string&)>& debug,
                        CalibrationChoice* choice, ThresholdSearchResult* result, std::string* error) {
   std::vector<std::map<std::string, double>> per_method;
   for (const auto& m : methods) per_method.push_back(thresholds_for(g, stats, m));
-  if (!scorer.score(choice->model, &result->score_before, error)) return false;
-  double best = result->score_before;
+  result->score_before = result->score_after = choice->score;
+  double best = choice->score;
   std::map<std::string, double> thr = choice->thresholds;
+  double macs = 0;
+  for (const auto& sg : choice->model.subgraphs) macs += static_cast<double>(sg.macs);
+  result->samples = std::min(samples.size(), kScoringSamples);
+  const double cost = macs * static_cast<double>(result->samples);
+  double spent = 0;
+  std::vector<std::pair<std::string, std::vector<double>>> work;
   for (const std::string& v : searchable_values(choice->model, thr)) {
+    std::vector<double> alts = alternatives(thr[v], per_method, v);
+    if (!alts.empty()) work.emplace_back(v, std::move(alts));
+  }
+  result->candidates = static_cast<int>(work.size());
+  if (work.empty() || (budget_macs > 0 && cost * static_cast<double>(work[0].second.size()) > budget_macs)) {
+    result->budget_exhausted = !work.empty();
+    return true;
+  }
+  OutputScorer scorer;
+  if (!scorer.init(g, samples, kScoringSamples, error)) return false;
+  for (const auto& [v, alts] : work) {
+    if (budget_macs > 0 && spent + cost * static_cast<double>(alts.size()) > budget_macs) {
+      result->budget_exhausted = true;
+      break;
+    }
+    spent += cost * static_cast<double>(alts.size());
     const double current = thr[v];
-    const std::vector<double> alts = alternatives(current, per_method, v);
-    if (!alts.empty()) ++result->searched;
+    ++result->searched;
     for (double t : alts) {
       thr[v] = t;
       CompiledModel cm;
@@ -86,6 +112,7 @@ bool search_thresholds(const Graph& g, const Placement& pl, const CalibrationSta
     if (choice->thresholds[v] != current) ++result->changed;
   }
   result->score_after = best;
+  choice->score = best;
   return true;
 }
 

@@ -21,19 +21,33 @@ struct ThresholdSearchResult {
   double score_after = 0;
   int searched = 0;   // values with at least one alternative
   int evaluated = 0;  // compiled and scored alternatives
+  int candidates = 0;  // values with alternatives in the whole model
+  size_t samples = 0;  // scoring samples
+  bool budget_exhausted = false;
   int changed = 0;    // values whose threshold changed
 };
 
-// Whether a calibration_type runs the search: mix, unless every activation
-// is int16 (then max is the only method).
+// Whether a calibration_type runs the search: default and mix, unless every
+// activation is int16 (then max is the only method).
 bool threshold_search_applies(const std::string& calibration_type, bool all_int16);
+
+// The compute budget of the search in multiply-accumulates of scoring runs
+// (model MACs x scoring samples per alternative): default stops when the next
+// alternative would exceed kDefaultSearchBudgetMacs (a small model gets the
+// full pass, a large one the first values in program order, or none); mix
+// has no budget.
+constexpr double kDefaultSearchBudgetMacs = 16e9;
+double threshold_search_budget(const std::string& calibration_type);
 
 // Alternatives per value: the thresholds of `methods` (deduplicated, those
 // within 1% of the current one skipped). `choice` holds the starting point
-// and receives the result; `scorer` measures.
+// (with its score on the first kScoringSamples `samples`) and receives the
+// result; `budget_macs` bounds the scoring work (0: unbounded). Nothing is
+// run when the budget does not cover the first value.
 bool search_thresholds(const Graph& g, const Placement& placement, const CalibrationStats& stats,
                        const CompileOptions& options, const std::vector<CalCandidate>& methods,
-                       const OutputScorer& scorer, const std::function<void(const std::string&)>& debug,
+                       const std::vector<Sample>& samples, double budget_macs,
+                       const std::function<void(const std::string&)>& debug,
                        CalibrationChoice* choice, ThresholdSearchResult* result, std::string* error);
 
 }  // namespace openbpu::cvt

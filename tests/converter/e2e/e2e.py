@@ -81,13 +81,14 @@ CASES = {
                                  cal="default", data="text", n_cal=50, n_test=200, min_cos=0.999, min_agree=0.99,
                                  extra_yaml="  optimization: set_all_nodes_int16\n", int_accuracy_labels=True),
     # The same model int8 on X3 (bernoulli2, no int16), NV12 input, default
-    # calibration: int8 costs this model a few points (docs/converter.md).
+    # calibration (method choice, then the per-value threshold search): int8
+    # costs this model a little (docs/converter.md).
     "ppocr_cls_nv12": Case("ppocr_cls_nv12", "ocr:ch_ppocr_mobile_v2.0_cls_infer.onnx", "bernoulli2", "x",
                            (1, 3, 48, 192), rt="nv12", train="bgr", mean=[127.5], std=[127.5],
-                           cal="default", data="text", n_cal=50, n_test=200, min_cos=0.985, min_agree=0.95,
+                           cal="default", data="text", n_cal=50, n_test=200, min_cos=0.99, min_agree=0.97,
                            int_accuracy_labels=True, max_acc_drop=0.04),
-    # The same with calibration_type mix: the per-value threshold search after
-    # the method choice (docs/converter.md); measured on the same held-out lines.
+    # The same with calibration_type mix: the per-value threshold search
+    # without default's compute budget; measured on the same held-out lines.
     "ppocr_cls_nv12_mix": Case("ppocr_cls_nv12_mix", "ocr:ch_ppocr_mobile_v2.0_cls_infer.onnx", "bernoulli2", "x",
                                (1, 3, 48, 192), rt="nv12", train="bgr", mean=[127.5], std=[127.5],
                                cal="mix", data="text", n_cal=50, n_test=200, min_cos=0.99, min_agree=0.97,
