@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # Warning flags for OpenBPU's own targets (third-party headers are -isystem).
+# -Wextra includes -Wmissing-field-initializers: a table entry (KernelTable,
+# ConvIsa, MarchInfo, OpLimits, OpUnit, ...) that leaves out a field without a
+# default member initializer is a warning, so a new field cannot silently
+# become 0 or nullptr; tables use designated initializers where they can.
 function(openbpu_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-missing-field-initializers)
+  target_compile_options(${target} PRIVATE -Wall -Wextra)
 endfunction()
 
 # Libraries that run on the board (libdnn and what it links) build without

@@ -16,8 +16,9 @@ void unpin_constants_impl(const uint8_t* base);
 
 const KernelTable& reference_kernels() {
   static const KernelTable table = {
-      "reference", ref::conv, ref::deconv, ref::pool,   ref::eltwise,    ref::lut,
-      ref::resize, ref::move, ref::fill,   ref::argmax, ref::preprocess,
+      .name = "reference", .conv = ref::conv, .deconv = ref::deconv, .pool = ref::pool, .eltwise = ref::eltwise,
+      .lut = ref::lut, .resize = ref::resize, .move = ref::move, .fill = ref::fill, .argmax = ref::argmax,
+      .preprocess = ref::preprocess,
   };
   return table;
 }
