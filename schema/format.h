@@ -12,13 +12,18 @@ namespace openbpu::model {
 
 inline constexpr char kMagic[8] = {'O', 'B', 'P', 'U', 'M', 'D', 'L', '\0'};
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 0;
+// Newest minor this code reads and writes; the writer uses the lowest minor
+// that holds the file (kFormatMinorGenerations when it sets
+// ModelFile.generation or desc), so older files keep their bytes.
+inline constexpr uint16_t kFormatMinor = 1;
+inline constexpr uint16_t kFormatMinorBase = 0;
+inline constexpr uint16_t kFormatMinorGenerations = 1;
 inline constexpr uint32_t kHeaderSize = 64;
 inline constexpr uint64_t kBlobAlign = 64;
 
 struct FileHeader {
   uint16_t format_major = kFormatMajor;
-  uint16_t format_minor = kFormatMinor;
+  uint16_t format_minor = kFormatMinorBase;
   uint32_t header_size = kHeaderSize;
   uint64_t meta_offset = 0;
   uint64_t meta_size = 0;

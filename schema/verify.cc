@@ -27,6 +27,12 @@ class Checker {
       : h_(h), meta_(meta), error_(error), why_(why) {}
 
   bool file(const fb::ModelFile& f) {
+    // A generation this code does not know was built by a newer toolchain.
+    if (static_cast<int>(f.generation()) > static_cast<int>(fb::Generation::MAX)) {
+      if (why_ != nullptr) *why_ = Rejection::kUnsupportedVersion;
+      return fail("unknown model generation " + std::to_string(static_cast<int>(f.generation())) +
+                  ": the file was built by a newer OpenBPU toolchain");
+    }
     const auto* models = f.models();
     if (models->size() == 0) return fail("file holds no model");
     if (models->size() > static_cast<uint32_t>(kMaxModelsPerFile))

@@ -39,6 +39,7 @@ std::vector<uint8_t> ModelFileWriter::finish(fb::ModelFileT* file) {
   fbb.Finish(fb::ModelFile::Pack(fbb, file), fb::ModelFileIdentifier());
 
   FileHeader h;
+  if (file->generation != fb::Generation::A || !file->desc.empty()) h.format_minor = kFormatMinorGenerations;
   h.meta_offset = kHeaderSize;
   h.meta_size = fbb.GetSize();
   h.data_offset = (h.meta_offset + h.meta_size + kBlobAlign - 1) / kBlobAlign * kBlobAlign;

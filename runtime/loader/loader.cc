@@ -384,8 +384,28 @@ Status FileData::copy(const void* data, size_t size, std::unique_ptr<FileData>* 
   return Status::Ok();
 }
 
-Status load_pack(std::vector<std::unique_ptr<FileData>> files, std::unique_ptr<Pack>* out) {
+namespace {
+
+// A file of the other generation: name it, the tool that built it and the
+// API that loads it.
+Status wrong_generation(const std::string& which, Generation file) {
+  if (file == Generation::kB)
+    return error(kIncompatibleModel,
+                 which + " is a .hbm model of the UCP generation (built by hb_compile for J6/S100); load it "
+                         "with the hobot/dnn/hb_dnn.h API (libdnn and libhbucp of openbpu::ucp), or convert "
+                         "the float model with hb_mapper makertbin for this API");
+  return error(kIncompatibleModel,
+               which + " is a .bin model of the libdnn 1.x generation (built by hb_mapper); load it with the "
+                       "dnn/hb_dnn.h API (openbpu::dnn), or compile the float model with hb_compile for the "
+                       "UCP API");
+}
+
+}  // namespace
+
+Status load_pack(std::vector<std::unique_ptr<FileData>> files, std::unique_ptr<Pack>* out,
+                 Generation generation) {
   auto pack = std::make_unique<Pack>();
+  pack->generation = generation;
   std::set<std::string> names;
   for (size_t i = 0; i < files.size(); ++i) {
     const FileData& f = *files[i];
@@ -394,8 +414,8 @@ Status load_pack(std::vector<std::unique_ptr<FileData>> files, std::unique_ptr<P
       case model::FileKind::kVendorHorizon:
         return error(kIncompatibleModel,
                      which + " was built by the vendor's toolchain (hbdk/HBRT format), which this "
-                             "runtime cannot run; rebuild it from the float model with OpenBPU's "
-                             "hb_mapper makertbin");
+                             "runtime cannot run; rebuild it from the float model with OpenBPU's " +
+                         (generation == Generation::kB ? "hb_compile" : "hb_mapper makertbin"));
       case model::FileKind::kUnknown:
         return error(kInvalidModel, which + " is not a model file (bad magic)");
       case model::FileKind::kOpenBpu: break;
@@ -410,6 +430,9 @@ Status load_pack(std::vector<std::unique_ptr<FileData>> files, std::unique_ptr<P
       return error(kInvalidModel, which + " is invalid: " + why);
     }
     const auto* root = fb::GetModelFile(f.data() + h.meta_offset);
+    const auto file_generation = static_cast<Generation>(root->generation());
+    if (file_generation != generation) return wrong_generation(which, file_generation);
+    pack->file_desc.push_back(root->desc() ? root->desc()->str() : std::string());
     for (const auto* fm : *root->models()) {
       if (!names.insert(fm->name()->str()).second)
         return error(kInvalidModel, "model name '" + fm->name()->str() + "' appears in more than one file");

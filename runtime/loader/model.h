@@ -115,9 +115,15 @@ class FileData {
   void* owned_ = nullptr;
 };
 
+// The API generation a file is built for (schema ModelFile.generation,
+// docs/ucp.md): kA = libdnn 1.x (.bin), kB = the UCP generation (.hbm).
+enum class Generation : uint8_t { kA = 0, kB = 1 };
+
 class Pack {
  public:
+  Generation generation = Generation::kA;
   std::vector<std::unique_ptr<FileData>> files;
+  std::vector<std::string> file_desc;  // ModelFile.desc per file, in load order
   std::vector<std::unique_ptr<Model>> models;
   std::vector<const char*> name_list;
   std::atomic<int> live_tasks{0};
@@ -125,7 +131,9 @@ class Pack {
 
 // Loads model files (already in memory) into a pack: verifies each file,
 // builds models, creates CPU kernels and loads BPU programs on the device.
-Status load_pack(std::vector<std::unique_ptr<FileData>> files, std::unique_ptr<Pack>* out);
+// A file of another generation than the calling API's is kIncompatibleModel.
+Status load_pack(std::vector<std::unique_ptr<FileData>> files, std::unique_ptr<Pack>* out,
+                 Generation generation = Generation::kA);
 
 }  // namespace openbpu::rt
 

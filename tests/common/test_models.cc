@@ -469,6 +469,19 @@ std::vector<uint8_t> pack_models(const std::vector<std::vector<uint8_t>>& files)
   return writer.finish(&out);
 }
 
+std::vector<uint8_t> as_hbm(const std::vector<uint8_t>& file, const std::string& desc) {
+  fb::ModelFileT f;
+  std::vector<uint8_t> data;
+  std::string err;
+  if (!model::unpack_model_file(file.data(), file.size(), &f, &data, &err)) return {};
+  model::ModelFileWriter writer;
+  for (auto& m : f.models)
+    if (!model::relocate_blobs(m.get(), data, &writer, &err)) return {};
+  f.generation = fb::Generation::B;
+  f.desc = desc;
+  return writer.finish(&f);
+}
+
 std::vector<uint8_t> bgr_to_nv12(const std::vector<uint8_t>& bgr, int h, int w) {
   std::vector<uint8_t> nv12(static_cast<size_t>(h) * w * 3 / 2);
   auto clamp = [](int v) { return static_cast<uint8_t>(std::max(0, std::min(255, v))); };

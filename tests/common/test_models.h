@@ -77,6 +77,10 @@ struct TrivialBpu {
 // Packs several models into one file (as hb_pack does).
 std::vector<uint8_t> pack_models(const std::vector<std::vector<uint8_t>>& files);
 
+// The same models as a .hbm file of the UCP generation (ModelFile.generation
+// B) with `desc` as the file's description JSON.
+std::vector<uint8_t> as_hbm(const std::vector<uint8_t>& file, const std::string& desc = "");
+
 // Converts a BGR image (h x w x 3, uint8) to NV12 with the same BT.601
 // full-range integer formula the tools use.
 std::vector<uint8_t> bgr_to_nv12(const std::vector<uint8_t>& bgr, int h, int w);

@@ -326,6 +326,22 @@ TEST(LoaderReject, FormatMajorVersionIsIncompatible) {
   EXPECT_TRUE(Rejected(with_field(tiny(), kMajor, 0), HB_DNN_INCOMPATIBLE_MODEL, "rebuild the model"));
 }
 
+// A .hbm of the UCP generation loaded through the 1.x API (docs/ucp.md).
+TEST(LoaderReject, UcpGenerationFileIsIncompatible) {
+  const Bytes hbm = openbpu::testing::as_hbm(tiny(), "{}");
+  ASSERT_FALSE(hbm.empty());
+  EXPECT_TRUE(Rejected(hbm, HB_DNN_INCOMPATIBLE_MODEL, "UCP generation"));
+  // An unknown (future) generation value is another toolchain's file.
+  fb::ModelFileT f;
+  Bytes data;
+  std::string err;
+  ASSERT_TRUE(model::unpack_model_file(tiny().data(), tiny().size(), &f, &data, &err)) << err;
+  model::ModelFileWriter w;
+  for (auto& m : f.models) ASSERT_TRUE(model::relocate_blobs(m.get(), data, &w, &err)) << err;
+  f.generation = static_cast<fb::Generation>(7);
+  EXPECT_TRUE(Rejected(w.finish(&f), HB_DNN_INCOMPATIBLE_MODEL, "unknown model generation 7"));
+}
+
 TEST(LoaderReject, FormatMinorVersionIsCompatible) {
   // Minor versions only append fields: a newer minor loads.
   for (uint64_t minor : {1ull, 7ull, 0xFFFFull}) EXPECT_TRUE(Loads(with_field(tiny(), kMinor, minor)));
