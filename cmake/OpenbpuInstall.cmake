@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installation: headers, libdnn.so (exported target openbpu::dnn), libdnn.a
-# (one merged archive, imported as openbpu::dnn_static), the tools, the CMake
-# package (find_package(openbpu)) and a pkg-config file.
+# (one merged archive, imported as openbpu::dnn_static), the UCP generation
+# (hobot/ headers, lib/hobot/libdnn.so + libhbucp.so, target openbpu::ucp),
+# the tools, the CMake package (find_package(openbpu)) and pkg-config files
+# (openbpu, openbpu-ucp).
 include(CMakePackageConfigHelpers)
 
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/dnn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/dnn ${PROJECT_SOURCE_DIR}/include/hobot
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/openbpu/openbpu.h ${PROJECT_BINARY_DIR}/include/openbpu/version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/openbpu)
 
@@ -13,6 +16,8 @@ install(TARGETS dnn openbpu_headers EXPORT openbpuTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS hbucp dnn_ucp ucp openbpu_ucp_headers EXPORT openbpuTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/hobot)
 install(EXPORT openbpuTargets NAMESPACE openbpu:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/openbpu)
 
 # libdnn.a: the C API plus every internal archive it needs, merged so that a
@@ -47,4 +52,6 @@ install(FILES ${PROJECT_BINARY_DIR}/openbpuConfig.cmake ${PROJECT_BINARY_DIR}/op
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/openbpu)
 
 configure_file(${PROJECT_SOURCE_DIR}/cmake/openbpu.pc.in ${PROJECT_BINARY_DIR}/openbpu.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/openbpu.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/openbpu-ucp.pc.in ${PROJECT_BINARY_DIR}/openbpu-ucp.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/openbpu.pc ${PROJECT_BINARY_DIR}/openbpu-ucp.pc
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

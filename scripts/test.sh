@@ -9,7 +9,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JOBS="${OPENBPU_JOBS:-2}"
-RUNTIME_TESTS='testgen|api_|runtime_|robust|loader|fuzz_replay|hrt|Sched|Threads'
+RUNTIME_TESTS='testgen|api_|runtime_|robust|loader|fuzz_replay|hrt|Sched|Threads|ucp|Ucp'
 
 step() { printf '\n==== %s ====\n' "$*"; }
 

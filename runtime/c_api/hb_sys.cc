@@ -5,50 +5,20 @@
 #include "dnn/hb_sys.h"
 
 #include <cstring>
-#include <iterator>
-#include <map>
-#include <mutex>
+#include <string>
 
 #include "runtime/c_api/api.h"
-#include "runtime/engine/device_manager.h"
+#include "runtime/engine/memory.h"
 
 namespace {
 
-struct Alloc {
-  openbpu::drv::DmaBuffer buffer;
-  openbpu::drv::Device* device;
-};
-
-std::mutex g_mu;
-std::map<uintptr_t, Alloc>& allocs() {
-  static auto* m = new std::map<uintptr_t, Alloc>();  // outlives static destructors
-  return *m;
-}
-
-// The allocation containing [p, p + size), or nullptr.
-const Alloc* find_containing(const void* p, uint64_t size) {
-  const auto a = reinterpret_cast<uintptr_t>(p);
-  auto& m = allocs();
-  auto it = m.upper_bound(a);
-  if (it == m.begin()) return nullptr;
-  --it;
-  const Alloc& al = it->second;
-  const uintptr_t base = reinterpret_cast<uintptr_t>(al.buffer.vir);
-  if (a < base || a - base > al.buffer.size || size > al.buffer.size - (a - base)) return nullptr;
-  return &al;
-}
+using openbpu::rt::capi::fail;
 
 int32_t alloc(hbSysMem* mem, uint32_t size, bool cached) {
-  using openbpu::rt::capi::fail;
   if (mem == nullptr || size == 0) return fail(HB_SYS_INVALID_ARGUMENT, "hbSysAllocMem: NULL mem or size 0");
-  openbpu::drv::Device* dev = openbpu::rt::memory_device();
   openbpu::drv::DmaBuffer b;
-  if (dev->alloc(size, cached, &b) != openbpu::drv::Status::kOk)
-    return fail(HB_SYS_OUT_OF_MEMORY, "hbSysAllocMem: cannot allocate " + std::to_string(size) + " bytes");
-  {
-    std::lock_guard<std::mutex> lk(g_mu);
-    allocs()[reinterpret_cast<uintptr_t>(b.vir)] = Alloc{b, dev};
-  }
+  const openbpu::rt::Status st = openbpu::rt::memory::allocate(size, cached, &b);
+  if (!st.ok()) return fail(HB_SYS_OUT_OF_MEMORY, "hbSysAllocMem: " + st.message());
   mem->phyAddr = b.phy;
   mem->virAddr = b.vir;
   mem->memSize = size;
@@ -62,25 +32,17 @@ OBPU_API int32_t hbSysAllocMem(hbSysMem* mem, uint32_t size) { return alloc(mem,
 OBPU_API int32_t hbSysAllocCachedMem(hbSysMem* mem, uint32_t size) { return alloc(mem, size, true); }
 
 OBPU_API int32_t hbSysFlushMem(hbSysMem* mem, int32_t flag) {
-  using openbpu::rt::capi::fail;
   if (mem == nullptr || mem->virAddr == nullptr)
     return fail(HB_SYS_INVALID_ARGUMENT, "hbSysFlushMem: NULL memory");
   if (flag != HB_SYS_MEM_CACHE_INVALIDATE && flag != HB_SYS_MEM_CACHE_CLEAN)
     return fail(HB_SYS_INVALID_ARGUMENT, "hbSysFlushMem: unknown flag " + std::to_string(flag));
-  Alloc al;
-  {
-    std::lock_guard<std::mutex> lk(g_mu);
-    const Alloc* a = find_containing(mem->virAddr, mem->memSize);
-    if (a == nullptr)
-      return fail(HB_SYS_INVALID_ARGUMENT, "hbSysFlushMem: memory was not allocated by hbSysAlloc*Mem");
-    al = *a;
-  }
-  al.device->flush(al.buffer, flag == HB_SYS_MEM_CACHE_CLEAN);
+  const openbpu::rt::Status st =
+      openbpu::rt::memory::flush(mem->virAddr, mem->memSize, flag == HB_SYS_MEM_CACHE_CLEAN);
+  if (!st.ok()) return fail(HB_SYS_INVALID_ARGUMENT, "hbSysFlushMem: " + st.message());
   return HB_SYS_SUCCESS;
 }
 
 OBPU_API int32_t hbSysWriteMem(hbSysMem* dest, char* src, uint32_t size) {
-  using openbpu::rt::capi::fail;
   if (dest == nullptr || src == nullptr || dest->virAddr == nullptr)
     return fail(HB_SYS_INVALID_ARGUMENT, "hbSysWriteMem: NULL argument");
   if (size > dest->memSize)
@@ -92,7 +54,6 @@ OBPU_API int32_t hbSysWriteMem(hbSysMem* dest, char* src, uint32_t size) {
 }
 
 OBPU_API int32_t hbSysReadMem(char* dest, hbSysMem* src, uint32_t size) {
-  using openbpu::rt::capi::fail;
   if (dest == nullptr || src == nullptr || src->virAddr == nullptr)
     return fail(HB_SYS_INVALID_ARGUMENT, "hbSysReadMem: NULL argument");
   if (size > src->memSize)
@@ -103,18 +64,9 @@ OBPU_API int32_t hbSysReadMem(char* dest, hbSysMem* src, uint32_t size) {
 }
 
 OBPU_API int32_t hbSysFreeMem(hbSysMem* mem) {
-  using openbpu::rt::capi::fail;
   if (mem == nullptr || mem->virAddr == nullptr) return fail(HB_SYS_INVALID_ARGUMENT, "hbSysFreeMem: NULL memory");
-  Alloc al;
-  {
-    std::lock_guard<std::mutex> lk(g_mu);
-    auto it = allocs().find(reinterpret_cast<uintptr_t>(mem->virAddr));
-    if (it == allocs().end())
-      return fail(HB_SYS_INVALID_ARGUMENT, "hbSysFreeMem: memory was not allocated by hbSysAlloc*Mem (or freed twice)");
-    al = it->second;
-    allocs().erase(it);
-  }
-  al.device->free(al.buffer);
+  const openbpu::rt::Status st = openbpu::rt::memory::release(mem->virAddr);
+  if (!st.ok()) return fail(HB_SYS_INVALID_ARGUMENT, "hbSysFreeMem: " + st.message());
   mem->virAddr = nullptr;
   mem->phyAddr = 0;
   mem->memSize = 0;
@@ -122,7 +74,6 @@ OBPU_API int32_t hbSysFreeMem(hbSysMem* mem) {
 }
 
 OBPU_API int32_t hbSysRegisterMem(hbSysMem* mem) {
-  using openbpu::rt::capi::fail;
   if (mem == nullptr || mem->virAddr == nullptr || mem->memSize == 0)
     return fail(HB_SYS_INVALID_ARGUMENT, "hbSysRegisterMem: NULL or empty memory");
   return fail(HB_SYS_REGISTER_MEM_FAILED,
@@ -131,7 +82,6 @@ OBPU_API int32_t hbSysRegisterMem(hbSysMem* mem) {
 }
 
 OBPU_API int32_t hbSysUnregisterMem(hbSysMem* mem) {
-  using openbpu::rt::capi::fail;
   if (mem == nullptr) return fail(HB_SYS_INVALID_ARGUMENT, "hbSysUnregisterMem: NULL memory");
   return fail(HB_SYS_INVALID_ARGUMENT, "hbSysUnregisterMem: memory was not registered");
 }

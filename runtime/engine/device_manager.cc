@@ -131,4 +131,12 @@ drv::Device* current_device() {
   return g_device.get();
 }
 
+const isa::MarchInfo* platform_march() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  if (g_device) return g_device->info().march;
+  bool set = false;
+  std::string raw;
+  return env_platform(&set, &raw);
+}
+
 }  // namespace openbpu::rt

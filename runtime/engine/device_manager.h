@@ -20,6 +20,10 @@ drv::Device* memory_device();
 // The process's device if a model has created it, else nullptr.
 drv::Device* current_device();
 
+// The simulated platform: the device's march, else HB_DNN_SIM_PLATFORM's,
+// else nullptr (fixed later by the first model loaded).
+const isa::MarchInfo* platform_march();
+
 // Options of the simulator device created by the first model load (tests,
 // tools: deterministic stepping, pacing, watchdog); they replace the
 // environment's. False when the device exists already.

@@ -41,6 +41,21 @@ struct Copy {
   IoBuffer user;
 };
 
+// The caller's buffer as a tensor description: the model's tensor with the
+// caller's strides, or tight over the valid shape.
+TensorDesc user_desc(const TensorDesc& md, const IoBuffer& u) {
+  TensorDesc ud = md;
+  ud.aligned = ud.valid;
+  ud.strides = u.strides;
+  return ud;
+}
+
+// Row strides of the caller's Y and UV planes (UV only for NV12).
+void image_row_strides(const IoBuffer& u, int wi, int64_t* sy, int64_t* suv) {
+  *sy = u.row_stride[0] > 0 ? u.row_stride[0] : u.aligned[static_cast<size_t>(wi)];
+  *suv = u.row_stride[1] > 0 ? u.row_stride[1] : *sy;
+}
+
 struct Run {
   Model* model = nullptr;
   int bpu_cores = 1;  // cores each BPU job of the run occupies (2: core_num 2 model, gang)
@@ -227,18 +242,19 @@ class Engine {
       uint8_t* dst = run.ptr[in.tensor];
       if (in.nv12 || md.data_type == kImgY) {
         // Repack image planes to tight rows (Y then interleaved UV).
-        const int h = md.layout == kNHWC ? md.valid[1] : md.valid[2];
-        const int w = md.layout == kNHWC ? md.valid[2] : md.valid[3];
-        const int stride = c.user.layout == kNHWC ? c.user.aligned[2] : c.user.aligned[3];
+        const int wi = md.layout == kNHWC ? 2 : 3;
+        const int h = md.valid[static_cast<size_t>(wi - 1)];
+        const int w = md.valid[static_cast<size_t>(wi)];
+        int64_t sy = 0, suv = 0;
+        image_row_strides(c.user, wi, &sy, &suv);
         for (int y = 0; y < h; ++y)
-          std::memcpy(dst + static_cast<size_t>(y) * w, c.user.data[0] + static_cast<size_t>(y) * stride, w);
+          std::memcpy(dst + static_cast<size_t>(y) * w, c.user.data[0] + static_cast<size_t>(y * sy), w);
         if (in.nv12) {
-          const uint8_t* uv = c.user.data_type == kImgNV12Separate
-                                  ? c.user.data[1]
-                                  : c.user.data[0] + static_cast<size_t>(stride) * h;
+          const uint8_t* uv = c.user.data_type == kImgNV12Separate ? c.user.data[1]
+                                                                   : c.user.data[0] + static_cast<size_t>(sy * h);
           for (int y = 0; y < h / 2; ++y)
             std::memcpy(dst + static_cast<size_t>(h) * w + static_cast<size_t>(y) * w,
-                        uv + static_cast<size_t>(y) * stride, w);
+                        uv + static_cast<size_t>(y * suv), w);
         }
         // Any rest of the region (alignedByteSize above the tight image) reads as zeros.
         const size_t tight = static_cast<size_t>(h) * w * (in.nv12 ? 3 : 2) / 2;
@@ -246,10 +262,9 @@ class Engine {
           std::memset(dst + tight, 0, static_cast<size_t>(md.aligned_byte_size) - tight);
         continue;
       }
-      TensorDesc ud = md;
-      ud.aligned = ud.valid;
-      ud.strides.clear();
-      if (md.aligned != md.valid) std::memset(dst, 0, static_cast<size_t>(md.aligned_byte_size));
+      const TensorDesc ud = user_desc(md, c.user);
+      if (md.aligned != md.valid || md.byte_strides() != dense_strides(md.valid, element_size(md.data_type)))
+        std::memset(dst, 0, static_cast<size_t>(md.aligned_byte_size));
       copy_elements(logical_view(ud), c.user.data[0], logical_view(md), dst);
     }
     const uint64_t ns = now_ns() - t0;
@@ -262,10 +277,8 @@ class Engine {
     Model& m = *run.model;
     for (const Copy& c : run.out_copies) {
       const TensorDesc& md = m.tensors[m.outputs[c.io].tensor];
-      TensorDesc ud = md;
-      ud.aligned = ud.valid;
-      ud.strides.clear();
-      copy_elements(logical_view(md), run.ptr[m.outputs[c.io].tensor], logical_view(ud), c.user.data[0]);
+      copy_elements(logical_view(md), run.ptr[m.outputs[c.io].tensor], logical_view(user_desc(md, c.user)),
+                    c.user.data[0]);
     }
     const uint64_t ns = now_ns() - t0;
     if (profiler::enabled()) profiler::record_node(m.name + "_output_layout_convert", profiler::NodeKind::kCpu, ns);
@@ -400,6 +413,74 @@ class Engine {
 
 bool same_shape(const std::vector<int32_t>& a, const std::vector<int32_t>& b) { return a == b; }
 
+// An image input (NV12 or Y): planes with row strides, staged to the tight
+// rows the BPU program reads unless the buffer already is that.
+Status bind_image_input(Run& run, uint32_t idx, const IoBuffer& u, const std::string& what) {
+  Model& m = *run.model;
+  const InputInfo& in = m.inputs[idx];
+  const TensorDesc& md = m.tensors[in.tensor];
+  const int hi = md.layout == kNHWC ? 1 : 2, wi = hi + 1;
+  const int64_t h = md.valid[static_cast<size_t>(hi)], w = md.valid[static_cast<size_t>(wi)];
+  int64_t sy = 0, suv = 0;
+  image_row_strides(u, wi, &sy, &suv);
+  const bool separate = u.data_type == kImgNV12Separate;
+  if (sy < w || (in.nv12 && separate && suv < w))
+    return error(kInvalidArgument, what + ": row stride " + std::to_string(sy < w ? sy : suv) +
+                                       " is smaller than the width " + std::to_string(w));
+  const int64_t y_bytes = sy * h;
+  const int64_t need0 = (in.nv12 && !separate) ? y_bytes + sy * h / 2 : y_bytes;
+  if (static_cast<int64_t>(u.size[0]) < need0)
+    return error(kInvalidArgument, what + ": sysMem[0] holds " + std::to_string(u.size[0]) +
+                                       " bytes, the image needs " + std::to_string(need0));
+  if (separate && (u.data[1] == nullptr || static_cast<int64_t>(u.size[1]) < suv * h / 2))
+    return error(kInvalidArgument, what + ": the UV plane needs " + std::to_string(suv * h / 2) +
+                                       " bytes in the second buffer");
+  // Zero-copy only when the buffer covers the whole region the BPU
+  // program may read (alignedByteSize can exceed the tight image).
+  if (sy == w && !separate && static_cast<int64_t>(u.size[0]) >= md.aligned_byte_size) {
+    run.ptr[in.tensor] = u.data[0];
+  } else {
+    run.ptr[in.tensor] = run.arena.vir + m.input_staging[idx];
+    run.in_copies.push_back({idx, u});
+  }
+  return Status::Ok();
+}
+
+// Bytes from the first to past the last element of a strided tensor.
+int64_t span_bytes(const std::vector<int32_t>& valid, const std::vector<int64_t>& strides, int esize) {
+  int64_t end = esize;
+  for (size_t i = 0; i < valid.size(); ++i) end += (valid[i] - 1) * strides[i];
+  return end;
+}
+
+// A tensor the caller describes by byte strides (UCP API): zero-copy when
+// they are the model's, else staged. Strides must not let elements overlap.
+Status bind_strided(const TensorDesc& md, const IoBuffer& u, const std::string& what, uint8_t* staging,
+                    uint8_t** bound, bool* staged) {
+  const int es = element_size(md.data_type);
+  if (u.strides.size() != md.valid.size())
+    return error(kInvalidArgument, what + ": " + std::to_string(u.strides.size()) + " strides for " +
+                                       std::to_string(md.valid.size()) + " dimensions");
+  for (size_t i = u.strides.size(); i-- > 0;) {
+    const int64_t min = i + 1 == u.strides.size() ? es : u.strides[i + 1] * md.valid[i + 1];
+    if (u.strides[i] < min)
+      return error(kInvalidArgument, what + ": stride[" + std::to_string(i) + "] " + std::to_string(u.strides[i]) +
+                                         " should be at least " + std::to_string(min));
+  }
+  if (u.strides == md.byte_strides() && static_cast<int64_t>(u.size[0]) >= md.aligned_byte_size) {
+    *bound = u.data[0];
+    *staged = false;
+    return Status::Ok();
+  }
+  const int64_t need = span_bytes(md.valid, u.strides, es);
+  if (static_cast<int64_t>(u.size[0]) < need)
+    return error(kInvalidArgument, what + ": the buffer holds " + std::to_string(u.size[0]) +
+                                       " bytes, the strides need " + std::to_string(need));
+  *bound = staging;
+  *staged = true;
+  return Status::Ok();
+}
+
 // Binds one model input to the user's buffer, directly or through staging.
 Status bind_input(Run& run, uint32_t idx, const IoBuffer& u) {
   Model& m = *run.model;
@@ -418,30 +499,12 @@ Status bind_input(Run& run, uint32_t idx, const IoBuffer& u) {
   if (u.aligned.size() != md.valid.size())
     return error(kInvalidArgument, what + ": alignedShape has the wrong number of dimensions");
   if (u.data[0] == nullptr) return error(kInvalidArgument, what + ": sysMem[0].virAddr is NULL");
+  if (in.nv12 || md.data_type == kImgY) return bind_image_input(run, idx, u, what);
   uint8_t* staging = run.arena.vir + m.input_staging[idx];
-  if (in.nv12 || md.data_type == kImgY) {
-    const int hi = md.layout == kNHWC ? 1 : 2, wi = hi + 1;
-    const int64_t h = md.valid[hi], w = md.valid[wi], stride = u.aligned[wi];
-    if (stride < w)
-      return error(kInvalidArgument, what + ": row stride (alignedShape W) " + std::to_string(stride) +
-                                         " is smaller than the width " + std::to_string(w));
-    const int64_t y_bytes = stride * h;
-    const bool separate = u.data_type == kImgNV12Separate;
-    const int64_t need0 = (in.nv12 && !separate) ? y_bytes + stride * h / 2 : y_bytes;
-    if (static_cast<int64_t>(u.size[0]) < need0)
-      return error(kInvalidArgument, what + ": sysMem[0] holds " + std::to_string(u.size[0]) +
-                                         " bytes, the image needs " + std::to_string(need0));
-    if (separate && (u.data[1] == nullptr || static_cast<int64_t>(u.size[1]) < stride * h / 2))
-      return error(kInvalidArgument, what + ": NV12_SEPARATE needs the UV plane in sysMem[1] (" +
-                                         std::to_string(stride * h / 2) + " bytes)");
-    // Zero-copy only when the buffer covers the whole region the BPU
-    // program may read (alignedByteSize can exceed the tight image).
-    if (stride == w && !separate && static_cast<int64_t>(u.size[0]) >= md.aligned_byte_size) {
-      run.ptr[in.tensor] = u.data[0];
-    } else {
-      run.ptr[in.tensor] = staging;
-      run.in_copies.push_back({idx, u});
-    }
+  if (!u.strides.empty()) {
+    bool staged = false;
+    OBPU_RETURN_IF_ERROR(bind_strided(md, u, what, staging, &run.ptr[in.tensor], &staged));
+    if (staged) run.in_copies.push_back({idx, u});
     return Status::Ok();
   }
   const int es = element_size(md.data_type);
@@ -473,6 +536,13 @@ Status bind_output(Run& run, uint32_t idx, const IoBuffer& u) {
   if (u.data[0] == nullptr) return error(kInvalidArgument, what + ": sysMem[0].virAddr is NULL");
   if (u.layout != md.layout || !same_shape(u.valid, md.valid))
     return error(kInvalidArgument, what + ": layout or validShape does not match the model's");
+  if (!u.strides.empty()) {
+    bool staged = false;
+    OBPU_RETURN_IF_ERROR(bind_strided(md, u, what, run.arena.vir + m.output_staging[idx],
+                                      &run.ptr[m.outputs[idx].tensor], &staged));
+    if (staged) run.out_copies.push_back({idx, u});
+    return Status::Ok();
+  }
   if (same_shape(u.aligned, md.aligned)) {
     if (static_cast<int64_t>(u.size[0]) < md.aligned_byte_size)
       return error(kInvalidArgument, what + ": sysMem[0] holds " + std::to_string(u.size[0]) +
@@ -539,6 +609,15 @@ Status make_run(Model* model, const std::vector<IoBuffer>& inputs, const std::ve
 
 }  // namespace
 
+// Cores each BPU job of a run occupies. A core_num 2 model takes both cores
+// when the task may use both; pinned to one core it runs there alone
+// (docs/scheduling.md). The loader rejects models compiled for more cores
+// than the device has.
+static int run_cores(const Model& model, uint32_t core_mask) {
+  const uint32_t all = (1u << model.device->info().cores) - 1u;
+  return model_core_num(model) == 2 && (core_mask == 0 || core_mask == all) ? 2 : 1;
+}
+
 Status submit_run(std::shared_ptr<Task>* task, Model* model, const std::vector<IoBuffer>& inputs,
                   const std::vector<IoBuffer>& outputs, const CtrlParam& ctrl, bool more) {
   Engine& engine = Engine::get();
@@ -548,8 +627,6 @@ Status submit_run(std::shared_ptr<Task>* task, Model* model, const std::vector<I
   if (ctrl.priority < 0 || ctrl.priority > 255)
     return error(kInvalidArgument, "priority " + std::to_string(ctrl.priority) + " out of range 0..255");
   OBPU_RETURN_IF_ERROR(check_core_mask(*model->device, ctrl.core_mask));
-  // The loader rejects models compiled for more cores than the device has.
-  const int model_cores = model_core_num(*model);
   std::shared_ptr<Task> t = *task;
   if (t) {
     std::lock_guard<std::mutex> lk(t->mu);
@@ -561,10 +638,7 @@ Status submit_run(std::shared_ptr<Task>* task, Model* model, const std::vector<I
   }
   Run run;
   OBPU_RETURN_IF_ERROR(make_run(model, inputs, outputs, &run));
-  // A core_num 2 model takes both cores when the task may use both; pinned
-  // to one core it runs there alone (docs/scheduling.md).
-  const uint32_t all = (1u << model->device->info().cores) - 1u;
-  if (model_cores == 2 && (ctrl.core_mask == 0 || ctrl.core_mask == all)) run.bpu_cores = 2;
+  run.bpu_cores = run_cores(*model, ctrl.core_mask);
   if (!t) {
     const Status st = engine.admit_new();
     if (!st.ok()) {
@@ -581,6 +655,29 @@ Status submit_run(std::shared_ptr<Task>* task, Model* model, const std::vector<I
   if (!more) engine.start(t);
   return Status::Ok();
 }
+
+Status start_task(const std::shared_ptr<Task>& t, const CtrlParam& ctrl) {
+  if (ctrl.priority < 0 || ctrl.priority > 255)
+    return error(kInvalidArgument, "priority " + std::to_string(ctrl.priority) + " out of range 0..255");
+  {
+    std::lock_guard<std::mutex> lk(t->mu);
+    if (t->state != Task::State::kOpen) return error(kApiUseError, "the task was submitted already");
+  }
+  OBPU_RETURN_IF_ERROR(check_core_mask(*t->device, ctrl.core_mask));
+  t->ctrl = ctrl;
+  for (Run& r : t->runs) r.bpu_cores = run_cores(*r.model, ctrl.core_mask);
+  Engine::get().start(t);
+  return Status::Ok();
+}
+
+bool task_started(Task* t) {
+  std::lock_guard<std::mutex> lk(t->mu);
+  return t->state != Task::State::kOpen;
+}
+
+size_t task_run_count(Task* t) { return t->runs.size(); }
+
+Model* task_run_model(Task* t, size_t run) { return run < t->runs.size() ? t->runs[run].model : nullptr; }
 
 Status wait_task(Task* t, int32_t timeout_ms) {
   std::unique_lock<std::mutex> lk(t->mu);

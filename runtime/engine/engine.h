@@ -28,13 +28,21 @@ inline constexpr int kMaxLiveTasks = 32;
 inline constexpr int kMaxRunsPerTask = 255;
 
 // One user buffer for a model input or output, with the properties the user
-// described it with.
+// described it with. The 1.x API describes the buffer by its alignedShape
+// (the model's, or its validShape for a tight buffer); the UCP API by byte
+// strides (`strides` for tensors, `row_stride` for image planes).
 struct IoBuffer {
   uint8_t* data[2] = {nullptr, nullptr};  // [1] = UV plane of NV12_SEPARATE
   uint64_t size[2] = {0, 0};
   int32_t data_type = 0;
   int32_t layout = 0;
   std::vector<int32_t> valid, aligned;
+  // Bytes between consecutive indices of each dimension of `valid` (layout
+  // order); empty = described by `aligned`.
+  std::vector<int64_t> strides;
+  // Row strides of the Y and UV planes of an image input; 0 = the width of
+  // `aligned` (both planes).
+  int64_t row_stride[2] = {0, 0};
 };
 
 struct CtrlParam {
@@ -49,6 +57,15 @@ class Task;
 // and starts it unless `more`. On error nothing is queued.
 Status submit_run(std::shared_ptr<Task>* task, Model* model, const std::vector<IoBuffer>& inputs,
                   const std::vector<IoBuffer>& outputs, const CtrlParam& ctrl, bool more);
+
+// Closes an open task (every run appended with `more`) and starts it with
+// `ctrl` (the UCP API's submit). kApiUseError when it is not open.
+Status start_task(const std::shared_ptr<Task>& task, const CtrlParam& ctrl);
+
+// Whether the task was started (closed); its runs and their models.
+bool task_started(Task* task);
+size_t task_run_count(Task* task);
+Model* task_run_model(Task* task, size_t run);
 
 // Waits for a task: timeout_ms <= 0 waits forever.
 Status wait_task(Task* task, int32_t timeout_ms);

@@ -54,5 +54,16 @@ int main(int argc, char** argv) {
             write_vec(dir + "/nv12_classifier.bin", cls_bin) &&
             write_vec(dir + "/packed.bin", pack_models({tiny_bin, tiny2_bin, cls_bin})) &&
             write_vec(dir + "/mobilenetv1_224x224_nv12.bin", mbv1.build());
+  // The same models as .hbm files of the UCP generation (nash-e).
+  TinyCnn tiny_nash = tiny;
+  tiny_nash.march = "nash-e";
+  TinyCnn tiny2_nash = tiny2;
+  tiny2_nash.march = "nash-e";
+  Nv12Classifier cls_nash;
+  cls_nash.march = "nash-e";
+  ok = ok && write_vec(dir + "/tiny_cnn.hbm", as_hbm(tiny_nash.build(), R"({"models":{"tiny_cnn":{}}})")) &&
+       write_vec(dir + "/tiny_cnn_b.hbm", as_hbm(tiny2_nash.build())) &&
+       write_vec(dir + "/nv12_classifier.hbm", as_hbm(cls_nash.build())) &&
+       write_vec(dir + "/tiny_cnn_nash.bin", tiny_nash.build());
   return ok ? 0 : 1;
 }

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/engine/memory.h"
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "runtime/engine/device_manager.h"
+
+namespace openbpu::rt::memory {
+
+namespace {
+
+struct Alloc {
+  drv::DmaBuffer buffer;
+  drv::Device* device = nullptr;
+};
+
+std::mutex g_mu;
+std::map<uintptr_t, Alloc>& allocs() {
+  static auto* m = new std::map<uintptr_t, Alloc>();  // outlives static destructors
+  return *m;
+}
+
+// The allocation containing [p, p + size), or nullptr (g_mu held).
+const Alloc* find_containing(const void* p, uint64_t size) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  auto& m = allocs();
+  auto it = m.upper_bound(a);
+  if (it == m.begin()) return nullptr;
+  --it;
+  const Alloc& al = it->second;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(al.buffer.vir);
+  if (a < base || a - base > al.buffer.size || size > al.buffer.size - (a - base)) return nullptr;
+  return &al;
+}
+
+}  // namespace
+
+Status allocate(uint64_t size, bool cached, drv::DmaBuffer* out) {
+  if (size == 0) return Status(kInvalidArgument, "cannot allocate 0 bytes");
+  drv::Device* dev = memory_device();
+  drv::DmaBuffer b;
+  if (dev->alloc(size, cached, &b) != drv::Status::kOk)
+    return Status(kOutOfMemory, "cannot allocate " + std::to_string(size) + " bytes of device memory");
+  {
+    std::lock_guard<std::mutex> lk(g_mu);
+    allocs()[reinterpret_cast<uintptr_t>(b.vir)] = Alloc{b, dev};
+  }
+  *out = b;
+  return Status::Ok();
+}
+
+Status flush(const void* p, uint64_t size, bool clean) {
+  Alloc al;
+  {
+    std::lock_guard<std::mutex> lk(g_mu);
+    const Alloc* a = find_containing(p, size);
+    if (a == nullptr) return Status(kInvalidArgument, "the memory to flush was not allocated by this library");
+    al = *a;
+  }
+  al.device->flush(al.buffer, clean);
+  return Status::Ok();
+}
+
+Status release(const void* p) {
+  Alloc al;
+  {
+    std::lock_guard<std::mutex> lk(g_mu);
+    auto it = allocs().find(reinterpret_cast<uintptr_t>(p));
+    if (it == allocs().end())
+      return Status(kInvalidArgument, "the memory to free was not allocated by this library (or is freed already)");
+    al = it->second;
+    allocs().erase(it);
+  }
+  al.device->free(al.buffer);
+  return Status::Ok();
+}
+
+}  // namespace openbpu::rt::memory
