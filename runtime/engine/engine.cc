@@ -697,10 +697,13 @@ void release_task(const std::shared_ptr<Task>& t) {
   Engine& engine = Engine::get();
   Task::State state;
   {
+    // A finished task is not cancelled: the thread that submitted its last
+    // BPU job may still read the flag after the waiter has gone on (and the
+    // process may be exiting, its device destroyed).
     std::lock_guard<std::mutex> lk(t->mu);
     state = t->state;
+    if (state != Task::State::kDone) t->cancel.store(true);
   }
-  t->cancel.store(true);
   if ((state == Task::State::kQueued && engine.remove_pending(t)) || state == Task::State::kOpen) {
     // Never started: nothing runs on its buffers. Its callback still fires
     // once (every task that ends reports it).
