@@ -112,13 +112,13 @@ bool for_each_valid(const hbDNNTensor& t, const std::string& what, Fn fn) {
     if (p.validShape.dimensionSize[k] <= 0) return true;  // empty tensor
     last += (p.validShape.dimensionSize[k] - 1) * st[k];
   }
-  if (last < 0 || last + esize > static_cast<int64_t>(t.sysMem[0].memSize)) {
+  if (last < 0 || last + esize > static_cast<int64_t>(tensor_mem(t).memSize)) {
     // Inconsistent properties must not make the tool read past the buffer.
-    log_error("%s: valid shape %s with stride does not fit its %u-byte buffer", what.c_str(),
-              shape_str(p.validShape).c_str(), t.sysMem[0].memSize);
+    log_error("%s: valid shape %s with stride does not fit its %llu-byte buffer", what.c_str(),
+              shape_str(p.validShape).c_str(), static_cast<unsigned long long>(tensor_mem(t).memSize));
     return false;
   }
-  const uint8_t* base = static_cast<const uint8_t*>(t.sysMem[0].virAddr);
+  const uint8_t* base = static_cast<const uint8_t*>(tensor_mem(t).virAddr);
   std::vector<int> idx(n, 0);
   const int64_t total = element_count(p.validShape);
   for (int64_t e = 0; e < total; ++e) {
@@ -179,21 +179,16 @@ bool output_to_float(const hbDNNTensor& t, std::vector<float>* values) {
   values->clear();
   values->reserve(static_cast<size_t>(element_count(p.validShape)));
   const bool integer = !is_float_type(type);
+  const int channels = quant_channels(p);
   return for_each_valid(t, "output", [&](const std::vector<int>& idx, const uint8_t* e) {
     const double q = load_element(e, type);
     double v = q;
-    if (integer && p.quantiType == SCALE && p.scale.scaleLen > 0 && p.scale.scaleData != nullptr) {
+    if (integer && channels > 0) {
       // Same arithmetic as libdnn's Dequantize operator: (q - zp) * scale
-      // in double, rounded once to float.
-      const int c = channel_of(idx, p.scale.scaleLen, p.quantizeAxis);
-      const double zp = (p.scale.zeroPointData != nullptr && c < p.scale.zeroPointLen)
-                            ? p.scale.zeroPointData[c]
-                            : 0.0;
-      v = (q - zp) * static_cast<double>(p.scale.scaleData[c]);
-    } else if (integer && p.quantiType == SHIFT && p.shift.shiftLen > 0 &&
-               p.shift.shiftData != nullptr) {
-      const int c = channel_of(idx, p.shift.shiftLen, p.quantizeAxis);
-      v = std::ldexp(q, -static_cast<int>(p.shift.shiftData[c]));
+      // in double, rounded once to float (SHIFT: scale 2^-shift).
+      double scale = 1.0, zp = 0.0;
+      quant_params(p, channel_of(idx, channels, p.quantizeAxis), &scale, &zp);
+      v = (q - zp) * scale;
     }
     values->push_back(static_cast<float>(v));
   });
@@ -223,8 +218,8 @@ bool dump_output(const DumpConfig& cfg, int index, const std::string& name, cons
                      p.validShape, cfg);
   }
   // Raw output as produced: the aligned layout, padding included.
-  const auto* base = static_cast<const uint8_t*>(t.sysMem[0].virAddr);
-  const size_t size = std::min<size_t>(t.sysMem[0].memSize, static_cast<size_t>(p.alignedByteSize));
+  const auto* base = static_cast<const uint8_t*>(tensor_mem(t).virAddr);
+  const size_t size = std::min<size_t>(tensor_mem(t).memSize, static_cast<size_t>(p.alignedByteSize));
   if (!txt) return write_bytes(path, base, size);
   if (esize == 0) {
     log_error("output[%d] '%s': no txt dump for %s", index, name.c_str(),
@@ -232,8 +227,8 @@ bool dump_output(const DumpConfig& cfg, int index, const std::string& name, cons
     return false;
   }
   const int64_t count = static_cast<int64_t>(size) / esize;
-  hbDNNTensorShape shape = p.alignedShape;
-  if (element_count(shape) != count) {  // layout not described by alignedShape: flat
+  hbDNNTensorShape shape = raw_shape(p);
+  if (element_count(shape) != count) {  // layout not described by the shape: flat
     shape.numDimensions = 1;
     shape.dimensionSize[0] = static_cast<int32_t>(count);
   }

@@ -49,25 +49,17 @@ void pack_3ch(const cv::Mat& img, bool nhwc, uint8_t* dst) {
   }
 }
 
-void set_hw(hbDNNTensorProperties* p, int h, int w) {
-  const bool nhwc = p->tensorLayout == HB_DNN_LAYOUT_NHWC;
-  p->validShape.dimensionSize[nhwc ? 1 : 2] = h;
-  p->validShape.dimensionSize[nhwc ? 2 : 3] = w;
-  p->alignedShape = p->validShape;
-}
-
 }  // namespace
 
-bool load_image(const std::string& file, int index, const std::string& name, bool keep_size,
+bool load_image(const std::string& file, int index, const std::string& name, ImageKind kind, bool keep_size,
                 InputData* data) {
   hbDNNTensorProperties& p = data->props;
-  const int32_t type = p.tensorType;
   int h = 0, w = 0;
-  if (!is_image_type(type) || !image_hw(p, &h, &w)) {
+  if (kind == ImageKind::kNone || !image_size(p, kind, &h, &w)) {
     log_error(
         "image file '%s' given for input[%d] '%s' of type %s: images feed image inputs "
-        "(NV12, Y, RGB, BGR, YUV444) only; give a .bin or .txt file",
-        file.c_str(), index, name.c_str(), data_type_name(type));
+        "(NV12, Y, RGB, BGR, YUV444, or the Y/UV planes of NV12) only; give a .bin or .txt file",
+        file.c_str(), index, name.c_str(), data_type_name(p.tensorType));
     return false;
   }
   cv::Mat img = cv::imread(file, cv::IMREAD_COLOR);
@@ -75,7 +67,7 @@ bool load_image(const std::string& file, int index, const std::string& name, boo
     log_error("cannot read image file '%s' (missing or not a decodable image)", file.c_str());
     return false;
   }
-  const bool nv12 = type == HB_DNN_IMG_TYPE_NV12 || type == HB_DNN_IMG_TYPE_NV12_SEPARATE;
+  const bool nv12 = kind == ImageKind::kNV12 || kind == ImageKind::kPlaneY || kind == ImageKind::kPlaneUV;
   if (keep_size) {
     // A resizer input reads the whole frame; NV12 needs even sizes.
     h = nv12 ? img.rows & ~1 : img.rows;
@@ -85,7 +77,7 @@ bool load_image(const std::string& file, int index, const std::string& name, boo
       return false;
     }
     img = img(cv::Rect(0, 0, w, h)).clone();
-    set_hw(&p, h, w);
+    set_image_size(&p, kind, h, w);
   } else if (img.rows != h || img.cols != w) {
     log_info("resize image '%s' from %dx%d to %dx%d (input[%d] '%s' valid shape)", file.c_str(),
              img.cols, img.rows, w, h, index, name.c_str());
@@ -97,30 +89,39 @@ bool load_image(const std::string& file, int index, const std::string& name, boo
     log_error("input[%d] '%s' is NV12 with odd size %dx%d", index, name.c_str(), w, h);
     return false;
   }
-  const int64_t one = tight_byte_size(p) / p.validShape.dimensionSize[0];
-  std::vector<uint8_t> frame(static_cast<size_t>(one));
-  const bool nhwc = p.tensorLayout == HB_DNN_LAYOUT_NHWC;
+  const size_t area = static_cast<size_t>(h) * w;
+  std::vector<uint8_t> frame;
+  const bool nhwc = image_nhwc(p);
   cv::Mat conv;
-  switch (type) {
-    case HB_DNN_IMG_TYPE_NV12:
-    case HB_DNN_IMG_TYPE_NV12_SEPARATE:
+  switch (kind) {
+    case ImageKind::kNV12:
+    case ImageKind::kPlaneY:
+    case ImageKind::kPlaneUV: {
+      std::vector<uint8_t> yuv(area * 3 / 2);
       cv::cvtColor(img, conv, cv::COLOR_BGR2YUV_I420);
-      i420_to_nv12(conv, h, w, frame.data());
+      i420_to_nv12(conv, h, w, yuv.data());
+      if (kind == ImageKind::kPlaneY) yuv.resize(area);
+      if (kind == ImageKind::kPlaneUV) yuv.erase(yuv.begin(), yuv.begin() + static_cast<std::ptrdiff_t>(area));
+      frame = std::move(yuv);
       break;
-    case HB_DNN_IMG_TYPE_Y:
+    }
+    case ImageKind::kY:
+      frame.resize(area);
       cv::cvtColor(img, conv, cv::COLOR_BGR2GRAY);
-      for (int y = 0; y < h; ++y)
-        std::memcpy(frame.data() + static_cast<size_t>(y) * w, conv.ptr(y), w);
+      for (int y = 0; y < h; ++y) std::memcpy(frame.data() + static_cast<size_t>(y) * w, conv.ptr(y), w);
       break;
-    case HB_DNN_IMG_TYPE_RGB:
+    case ImageKind::kRGB:
+      frame.resize(area * 3);
       cv::cvtColor(img, conv, cv::COLOR_BGR2RGB);
       pack_3ch(conv, nhwc, frame.data());
       break;
-    case HB_DNN_IMG_TYPE_YUV444:
+    case ImageKind::kYUV444:
+      frame.resize(area * 3);
       cv::cvtColor(img, conv, cv::COLOR_BGR2YUV);
       pack_3ch(conv, nhwc, frame.data());
       break;
     default:  // BGR
+      frame.resize(area * 3);
       pack_3ch(img, nhwc, frame.data());
       break;
   }
@@ -133,8 +134,9 @@ bool load_image(const std::string& file, int index, const std::string& name, boo
 
 #else  // !OPENBPU_WITH_OPENCV
 
-bool load_image(const std::string& file, int index, const std::string& name, bool keep_size,
+bool load_image(const std::string& file, int index, const std::string& name, ImageKind kind, bool keep_size,
                 InputData* data) {
+  (void)kind;
   (void)keep_size;
   (void)data;
   log_error(

@@ -21,9 +21,9 @@ int run_infer(const Options& opt) {
   hbDNNHandle_t handle = nullptr;
   ModelDesc desc;
   if (!pack.select(opt.model_name, &name, &handle) || !describe_model(handle, name, &desc) ||
-      !check_core_id(desc, opt.core_id))
+      !check_core_id(desc, opt.core_id) || !apply_input_options(opt, &desc))
     return 1;
-  std::vector<hbDNNRoi> rois;
+  std::vector<Roi> rois;
   if (opt.roi_infer && !parse_rois(opt.roi, desc, &rois)) return 1;
   std::vector<InputData> inputs;
   if (!load_inputs(desc, split_list(opt.input_file, ','), opt.roi_infer, &inputs)) return 1;
@@ -50,9 +50,12 @@ int run_infer(const Options& opt) {
   std::vector<std::vector<uint8_t>> first;  // frame 0 outputs, for the consistency check
   for (int frame = 0; frame < opt.frame_count; ++frame) {
     double ms = 0.0;
+    // The UCP tool frames each run (TOOLS.md 1.5).
+    if (kUcp) std::printf("---------------------Frame %d begin---------------------\n", frame);
     if (run_inference(desc, &tensors, opt.core_id, opt.roi_infer ? &rois : nullptr, &ms) != 0)
       return 1;
     std::printf("Infer time: %.3f ms\n", ms);
+    if (kUcp) std::printf("---------------------Frame %d end---------------------\n", frame);
     std::fflush(stdout);
     if (frame == 0) {
       if (opt.enable_dump)
@@ -64,13 +67,12 @@ int run_infer(const Options& opt) {
         return 1;
       if (opt.frame_count > 1)
         for (const hbDNNTensor& t : tensors.outputs) {
-          const auto* p = static_cast<const uint8_t*>(t.sysMem[0].virAddr);
-          first.emplace_back(p, p + t.sysMem[0].memSize);
+          const auto* p = static_cast<const uint8_t*>(tensor_mem(t).virAddr);
+          first.emplace_back(p, p + tensor_mem(t).memSize);
         }
     } else {
       for (size_t i = 0; i < tensors.outputs.size(); ++i)
-        if (std::memcmp(first[i].data(), tensors.outputs[i].sysMem[0].virAddr, first[i].size()) !=
-            0)
+        if (std::memcmp(first[i].data(), tensor_mem(tensors.outputs[i]).virAddr, first[i].size()) != 0)
           log_warn("frame %d: output[%zu] '%s' differs from frame 0", frame, i,
                    desc.output_names[i].c_str());
     }

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <random>
 
-#include "dnn/hb_dnn_ext.h"
 #include "log.h"
 #include "numeric.h"
 #include "options.h"
@@ -82,7 +81,7 @@ bool load_txt(const std::string& file, const ModelDesc& d, int i, InputData* dat
                 static_cast<long long>(count + 1));
       return false;
     }
-    store_element(v, is_image_type(type) ? HB_DNN_TENSOR_TYPE_U8 : type,
+    store_element(v, d.input_kinds[i] != ImageKind::kNone ? HB_DNN_TENSOR_TYPE_U8 : type,
                   data->bytes.data() + count * esize);
     ++count;
     p = end;
@@ -129,7 +128,7 @@ bool load_inputs(const ModelDesc& desc, const std::vector<std::string>& files, b
     InputData data;
     data.props = desc.inputs[k];
     if (!check_supported(desc, i)) return false;
-    const bool resizer = desc.input_sources[k] == HB_DNN_INPUT_FROM_RESIZER;
+    const bool resizer = desc.input_resizer[k];
     any_resizer = any_resizer || resizer;
     if (resizer && !roi_infer) {
       log_error("%s is a resizer input: run with --roi_infer=true and --roi",
@@ -139,7 +138,7 @@ bool load_inputs(const ModelDesc& desc, const std::vector<std::string>& files, b
     const std::string suffix = lower_suffix(file);
     bool ok;
     if (is_image_file(file)) {
-      ok = load_image(file, i, desc.input_names[k], resizer, &data);
+      ok = load_image(file, i, desc.input_names[k], desc.input_kinds[k], resizer, &data);
     } else if (resizer) {
       log_error("%s is a resizer input: give the whole frame as an image file (jpg/png), not '%s'",
                 describe_input(desc, i).c_str(), file.c_str());
@@ -171,7 +170,7 @@ bool random_inputs(const ModelDesc& desc, uint32_t seed, std::vector<InputData>*
   out->clear();
   for (size_t k = 0; k < desc.inputs.size(); ++k) {
     if (!check_supported(desc, static_cast<int>(k))) return false;
-    if (desc.input_sources[k] == HB_DNN_INPUT_FROM_RESIZER) {
+    if (desc.input_resizer[k]) {
       log_error(
           "%s is a resizer input: perf needs --input_file with an image and --roi_infer, --roi",
           describe_input(desc, static_cast<int>(k)).c_str());
@@ -193,9 +192,89 @@ bool random_inputs(const ModelDesc& desc, uint32_t seed, std::vector<InputData>*
   return true;
 }
 
-bool parse_rois(const std::string& text, const ModelDesc& desc, std::vector<hbDNNRoi>* rois) {
+namespace {
+
+// "a,b,c;d,e,f" -> one list of integers per model input; false (message
+// printed) when the item count or a number is wrong.
+bool parse_per_input(const char* flag, const std::string& text, const ModelDesc& desc,
+                     std::vector<std::vector<long long>>* items) {
+  const std::vector<std::string> parts = split_list(text, ';');
+  if (parts.size() != desc.inputs.size()) {
+    std::fprintf(stderr, "ERROR: invalid value for flag '%s': %zu item(s) given, model '%s' has %zu input(s)\n", flag,
+                 parts.size(), desc.name.c_str(), desc.inputs.size());
+    return false;
+  }
+  for (size_t k = 0; k < parts.size(); ++k) {
+    std::vector<long long> v;
+    for (const std::string& x : split_list(parts[k], ',')) {
+      char* end = nullptr;
+      const long long n = std::strtoll(x.c_str(), &end, 10);
+      if (*end != '\0' || n < -1 || n == 0) {
+        std::fprintf(stderr, "ERROR: invalid value for flag '%s': '%s' in item %zu is not a positive number\n", flag,
+                     x.c_str(), k);
+        return false;
+      }
+      v.push_back(n);
+    }
+    if (static_cast<int32_t>(v.size()) != desc.inputs[k].validShape.numDimensions) {
+      std::fprintf(stderr, "ERROR: invalid value for flag '%s': item %zu has %zu value(s), input[%zu] '%s' has %d dimensions\n",
+                   flag, k, v.size(), k, desc.input_names[k].c_str(), desc.inputs[k].validShape.numDimensions);
+      return false;
+    }
+    items->push_back(std::move(v));
+  }
+  return true;
+}
+
+bool check_img_properties(const std::string& text, const ModelDesc& desc) {
+  std::vector<std::string> want;
+  for (ImageKind k : desc.input_kinds)
+    if (k == ImageKind::kPlaneY || k == ImageKind::kPlaneUV) want.push_back(k == ImageKind::kPlaneY ? "Y" : "UV");
+  const std::vector<std::string> got = split_list(text, ',');
+  if (got != want) {
+    std::string w;
+    for (const std::string& x : want) w += (w.empty() ? "" : ",") + x;
+    std::fprintf(stderr, "ERROR: invalid value for flag 'input_img_properties': '%s'; the image inputs of model '%s' are %s\n",
+                 text.c_str(), desc.name.c_str(), w.empty() ? "none" : ("'" + w + "'").c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool apply_input_options(const Options& opt, ModelDesc* desc) {
+  if (!opt.input_img_properties.empty() && !check_img_properties(opt.input_img_properties, *desc)) return false;
+  std::vector<std::vector<long long>> shapes, strides;
+  if (!opt.input_valid_shape.empty() && !parse_per_input("input_valid_shape", opt.input_valid_shape, *desc, &shapes))
+    return false;
+  if (!opt.input_stride.empty() && !parse_per_input("input_stride", opt.input_stride, *desc, &strides)) return false;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    hbDNNTensorShape& s = desc->inputs[k].validShape;
+    for (size_t d = 0; d < shapes[k].size(); ++d) {
+      if (s.dimensionSize[d] != -1 && s.dimensionSize[d] != shapes[k][d]) {
+        std::fprintf(stderr, "ERROR: invalid value for flag 'input_valid_shape': input[%zu] '%s' dimension %zu is %d, not %lld\n",
+                     k, desc->input_names[k].c_str(), d, s.dimensionSize[d], shapes[k][d]);
+        return false;
+      }
+      s.dimensionSize[d] = static_cast<int32_t>(shapes[k][d]);
+    }
+  }
+  for (size_t k = 0; k < strides.size(); ++k)
+    for (size_t d = 0; d < strides[k].size(); ++d) desc->inputs[k].stride[d] = strides[k][d];
+  for (size_t k = 0; k < desc->inputs.size(); ++k)
+    for (int32_t d = 0; d < desc->inputs[k].validShape.numDimensions; ++d)
+      if (desc->inputs[k].validShape.dimensionSize[d] == -1) {
+        log_error("input[%zu] '%s' has a dynamic dimension %d: give its size with --input_valid_shape", k,
+                  desc->input_names[k].c_str(), d);
+        return false;
+      }
+  return true;
+}
+
+bool parse_rois(const std::string& text, const ModelDesc& desc, std::vector<Roi>* rois) {
   size_t resizers = 0;
-  for (int32_t s : desc.input_sources) resizers += s == HB_DNN_INPUT_FROM_RESIZER ? 1 : 0;
+  for (bool r : desc.input_resizer) resizers += r ? 1 : 0;
   rois->clear();
   for (const std::string& item : split_list(text, ';')) {
     const std::vector<std::string> v = split_list(item, ',');
@@ -214,7 +293,7 @@ bool parse_rois(const std::string& text, const ModelDesc& desc, std::vector<hbDN
                    item.c_str());
       return false;
     }
-    rois->push_back(hbDNNRoi{x[0], x[1], x[2], x[3]});
+    rois->push_back(Roi{x[0], x[1], x[2], x[3]});
   }
   if (rois->size() != resizers) {
     std::fprintf(stderr,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model.h"
+#include "options.h"
 
 namespace openbpu::tools {
 
@@ -29,13 +30,19 @@ bool load_inputs(const ModelDesc& desc, const std::vector<std::string>& files, b
 // bytes for integer and image tensors (deterministic for a seed).
 bool random_inputs(const ModelDesc& desc, uint32_t seed, std::vector<InputData>* out);
 
-// Parses "l,t,r,b;l,t,r,b" into ROIs, one per resizer input.
-bool parse_rois(const std::string& text, const ModelDesc& desc, std::vector<hbDNNRoi>* rois);
+// UCP models: --input_img_properties (checked against the model's Y/UV
+// plane inputs), --input_valid_shape and --input_stride (one ';' separated
+// item per model input: dynamic -1 values filled, fixed ones must match).
+bool apply_input_options(const Options& opt, ModelDesc* desc);
 
-// Decodes an image file into the input's type and layout (image_input.cc).
+// Parses "l,t,r,b;l,t,r,b" into ROIs, one per resizer input.
+bool parse_rois(const std::string& text, const ModelDesc& desc, std::vector<Roi>* rois);
+
+// Decodes an image file into what the input takes (image_input.cc): an
+// NV12/gray/RGB/BGR/YUV444 tensor, or one plane of NV12 (UCP Y/UV inputs).
 // keep_size: the frame keeps the image size (resizer inputs), else it is
 // resized to the input's valid H x W.
-bool load_image(const std::string& file, int index, const std::string& name, bool keep_size,
+bool load_image(const std::string& file, int index, const std::string& name, ImageKind kind, bool keep_size,
                 InputData* data);
 
 bool is_image_file(const std::string& file);

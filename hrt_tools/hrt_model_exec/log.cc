@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <mutex>
 
-#include "dnn/hb_dnn_status.h"
+#include "api.h"
 
 namespace openbpu::tools {
 

@@ -2,15 +2,47 @@
 // hrt_model_exec: the board tool for model information (model_info),
 // inference on given inputs (infer) and performance measurement (perf),
 // command-line compatible with the vendor tool (TOOLS.md section 1). It is a
-// plain libdnn client: only the public dnn/*.h and openbpu/openbpu.h APIs.
-#include <cstdio>
+// plain client of the public API it is built on (api.h): `hrt_model_exec` of
+// libdnn 1.x, `hrt_model_exec_ucp` of the UCP generation; the first hands
+// .hbm models to the second, so users run one command for both.
+#include <unistd.h>
 
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "api.h"
 #include "commands.h"
-#include "dnn/hb_dnn.h"
+#include "log.h"
+#include "model.h"
 #include "options.h"
 
+namespace {
+
+using namespace openbpu::tools;
+
+// Runs hrt_model_exec_ucp (next to this executable) with the same arguments.
+int exec_ucp_tool(char** argv) {
+  char self[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) {
+    log_error("cannot locate hrt_model_exec_ucp for the .hbm model: %s", std::strerror(errno));
+    return 1;
+  }
+  self[n] = '\0';
+  std::string path(self);
+  path = path.substr(0, path.rfind('/') + 1) + "hrt_model_exec_ucp";
+  std::fflush(stdout);
+  ::execv(path.c_str(), argv);
+  log_error(".hbm models run on the UCP runtime; cannot start '%s': %s", path.c_str(), std::strerror(errno));
+  return 1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  using namespace openbpu::tools;
   Options opt;
   switch (parse_options(argc, argv, &opt)) {
     case ParseResult::kHelp:
@@ -18,13 +50,14 @@ int main(int argc, char** argv) {
       // Running without arguments is a usage error; asking for help is not.
       return argc <= 1 ? 1 : 0;
     case ParseResult::kVersion:
-      std::printf("[DNN] Runtime version = %s\n", hbDNNGetVersion());
+      print_version_banner();
       return 0;
     case ParseResult::kError: return 1;
     case ParseResult::kRun: break;
   }
+  if (!kUcp && has_hbm_model(opt)) return exec_ucp_tool(argv);
   // The vendor library prints its version banner when it loads a model.
-  std::printf("[DNN] Runtime version = %s\n", hbDNNGetVersion());
+  print_version_banner();
   switch (opt.mode) {
     case Mode::kModelInfo: return run_model_info(opt);
     case Mode::kInfer: return run_infer(opt);

@@ -9,10 +9,19 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "api.h"
 #include "log.h"
 #include "openbpu/version.h"
 
 namespace openbpu::tools {
+
+bool has_hbm_model(const Options& opt) {
+  for (const std::string& f : split_list(opt.model_file, ',')) {
+    const size_t dot = f.rfind('.');
+    if (dot != std::string::npos && f.compare(dot, std::string::npos, ".hbm") == 0) return true;
+  }
+  return false;
+}
 
 namespace {
 
@@ -106,11 +115,21 @@ const std::vector<Flag>& flags() {
         "With enable_dump: outputs as valid\n"
         "(unpadded) data of their own type.",
         &Options::remove_padding_process),
-      S("input_img_properties", "\"\"", "infer,perf", "hbm models only (rejected).",
+      S("input_img_properties", "\"\"", "infer,perf",
+        kUcp ? "Y or UV per NV12 plane input, comma\n"
+               "separated (checked against the model)."
+             : "hbm models only (rejected).",
         &Options::input_img_properties),
-      S("input_valid_shape", "\"\"", "infer,perf", "hbm models only (rejected).",
+      S("input_valid_shape", "\"\"", "infer,perf",
+        kUcp ? "Valid shapes of dynamic inputs, ';'\n"
+               "between inputs: \"1,300,300,1;1,150,150,2\"."
+             : "hbm models only (rejected).",
         &Options::input_valid_shape),
-      S("input_stride", "\"\"", "infer,perf", "hbm models only (rejected).",
+      S("input_stride", "\"\"", "infer,perf",
+        kUcp ? "Strides of inputs, ';' between inputs:\n"
+               "\"96000,320,1,1;48000,320,2,1\" (default:\n"
+               "the minimal 32-byte aligned ones)."
+             : "hbm models only (rejected).",
         &Options::input_stride),
   };
   return table;
@@ -205,12 +224,15 @@ bool validate(Options* opt) {
         di.c_str());
     return false;
   }
-  if (!opt->input_img_properties.empty())
+  // hrt_model_exec hands .hbm models to hrt_model_exec_ucp (main.cc), which
+  // checks these options against the model.
+  const bool hbm = kUcp || has_hbm_model(*opt);
+  if (!hbm && !opt->input_img_properties.empty())
     return bad_value("input_img_properties",
                      "hbm-only option: .bin models take an NV12 image as one tensor");
-  if (!opt->input_valid_shape.empty())
+  if (!hbm && !opt->input_valid_shape.empty())
     return bad_value("input_valid_shape", "hbm-only option: .bin models have static input shapes");
-  if (!opt->input_stride.empty())
+  if (!hbm && !opt->input_stride.empty())
     return bad_value("input_stride", "hbm-only option: .bin models have static input strides");
   if (opt->mode == Mode::kInfer && split_list(opt->input_file, ',').empty()) {
     std::fprintf(stderr,

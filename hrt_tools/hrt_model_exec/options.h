@@ -60,6 +60,9 @@ void print_usage();
 // Splits "a,b,,c" into {"a","b","c"} (empty items dropped, spaces trimmed).
 std::vector<std::string> split_list(const std::string& s, char sep);
 
+// Whether --model_file names an .hbm model (the UCP generation's).
+bool has_hbm_model(const Options& opt);
+
 }  // namespace openbpu::tools
 
 #endif  // OPENBPU_HRT_TOOLS_HRT_MODEL_EXEC_OPTIONS_H_

@@ -106,9 +106,9 @@ int run_perf(const Options& opt) {
   hbDNNHandle_t handle = nullptr;
   ModelDesc desc;
   if (!pack.select(opt.model_name, &name, &handle) || !describe_model(handle, name, &desc) ||
-      !check_core_id(desc, opt.core_id))
+      !check_core_id(desc, opt.core_id) || !apply_input_options(opt, &desc))
     return 1;
-  std::vector<hbDNNRoi> rois;
+  std::vector<Roi> rois;
   if (opt.roi_infer && !parse_rois(opt.roi, desc, &rois)) return 1;
 
   std::vector<InputData> inputs;
@@ -149,7 +149,7 @@ int run_perf(const Options& opt) {
   std::atomic<int64_t> next{0};
   std::atomic<bool> failed{false};
   auto worker = [&](int t) {
-    std::vector<hbDNNRoi> my_rois = rois;  // hbDNNRoiInfer takes a non-const array
+    const std::vector<Roi>& my_rois = rois;
     while (!failed.load()) {
       if (timed ? Clock::now() >= deadline : next.fetch_add(1) >= opt.frame_count) break;
       double ms = 0.0;

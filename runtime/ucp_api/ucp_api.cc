@@ -8,11 +8,13 @@
 #include "hobot/hb_ucp.h"
 #include "hobot/hb_ucp_status.h"
 #include "hobot/hb_ucp_sys.h"
+#include "openbpu/openbpu.h"
 #include "runtime/c_api/handles.h"
 #include "runtime/core/log.h"
 #include "runtime/engine/device_manager.h"
 #include "runtime/engine/engine.h"
 #include "runtime/engine/memory.h"
+#include "runtime/profiler/profiler.h"
 #include "runtime/ucp_api/bridge.h"
 #include "runtime/ucp_api/status.h"
 
@@ -181,3 +183,25 @@ OBPU_UCP_API int32_t hbUCPFree(hbUCPSysMem* mem) {
 }
 
 OBPU_UCP_API char const* hbUCPGetErrorDesc(int32_t errorCode) { return openbpu::ucp::error_desc(errorCode); }
+
+// openbpu/openbpu.h's profiler session (hrt_model_exec perf --profile_path),
+// returning this generation's codes. The engine records the same task and
+// node times for both generations.
+OBPU_UCP_API int32_t obpuProfilerStart(char const* directory) {
+  if (directory == nullptr || *directory == '\0')
+    return fail(HB_UCP_INVALID_ARGUMENT, "obpuProfilerStart: NULL or empty directory");
+  return openbpu::ucp::to_ucp(openbpu::rt::profiler::start(directory));
+}
+
+OBPU_UCP_API int32_t obpuProfilerSetRunningCondition(char const* modelName, int32_t coreId, int32_t frameCount,
+                                                     int32_t threadNum, double runTimeMs, double fps,
+                                                     double averageLatencyMs) {
+  if (modelName == nullptr) return fail(HB_UCP_INVALID_ARGUMENT, "obpuProfilerSetRunningCondition: NULL model name");
+  if (!openbpu::rt::profiler::enabled())
+    return fail(HB_UCP_API_USE_ERROR, "obpuProfilerSetRunningCondition: no profiler session is open");
+  openbpu::rt::profiler::set_running_condition(modelName, coreId, frameCount, threadNum, runTimeMs, fps,
+                                               averageLatencyMs);
+  return HB_UCP_SUCCESS;
+}
+
+OBPU_UCP_API int32_t obpuProfilerStop(void) { return openbpu::ucp::to_ucp(openbpu::rt::profiler::stop()); }

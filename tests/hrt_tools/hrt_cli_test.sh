@@ -346,6 +346,106 @@ errors)
   error_is "unknown mode 'bogus_mode'"
   ;;
 
+hbm_model_info)
+  # Gen-B layout (TOOLS.md 1.4): no input source, aligned shape or layout;
+  # NV12 is two U8 inputs (Y, UV) with dynamic (-1) strides.
+  run ok model_info --model_file="$DATA/nv12_classifier.hbm"
+  has out.txt '^\[UCP\]: UCP version = [0-9]+\.[0-9]+\.[0-9]+$'
+  count out.txt '^input\[[01]\]: $' 2
+  has out.txt '^name: data_y$'
+  has out.txt '^valid shape: \(1,32,32,1,\)$'
+  has out.txt '^stride: \(-1,-1,1,1,\)$'
+  has out.txt '^valid shape: \(1,16,16,2,\)$'
+  has out.txt '^stride: \(-1,-1,2,1,\)$'
+  count out.txt '^aligned byte size: -1$' 2
+  lacks out.txt 'input source|aligned shape|tensor layout'
+  # A .bin model is not this generation's.
+  run error model_info --model_file="$DATA/tiny_cnn.bin"
+  has err.txt 'hrt_model_exec|\.hbm|INCOMPATIBLE|incompatible'
+  ;;
+
+hbm_infer)
+  # The same integer program as tiny_cnn.bin: the dumped output equals the
+  # independently computed expectation, with tight and with caller strides.
+  run ok infer --model_file="$DATA/tiny_cnn.hbm" --input_file="$DATA/tiny_cnn_input.bin" --enable_dump \
+    --frame_count=2
+  count out.txt '^-+Frame [01] begin-+$' 2
+  count out.txt '^Infer time: [0-9]+\.[0-9]+ ms$' 2
+  count out.txt '^-+Frame [01] end-+$' 2
+  same model_infer_output_0_output.bin "$DATA/tiny_cnn_expected.bin"
+  same model_infer_input_0_data.bin "$DATA/tiny_cnn_input.bin"
+  mkdir strided
+  run ok infer --model_file="$DATA/tiny_cnn.hbm" --input_file="$DATA/tiny_cnn_input.bin" --enable_dump \
+    --dump_path=strided --input_stride="1536,512,64,4" --input_valid_shape="1,3,8,8"
+  same strided/model_infer_output_0_output.bin "$DATA/tiny_cnn_expected.bin"
+  # Options checked against the model.
+  run error infer --model_file="$DATA/tiny_cnn.hbm" --input_file="$DATA/tiny_cnn_input.bin" --input_stride="4,4"
+  has err.txt "flag 'input_stride'"
+  run error infer --model_file="$DATA/tiny_cnn.hbm" --input_file="$DATA/tiny_cnn_input.bin" \
+    --input_stride="768,256,32,4;1,1,1,1"
+  has err.txt "2 item\(s\) given, model 'tiny_cnn' has 1 input"
+  run error infer --model_file="$DATA/tiny_cnn.hbm" --input_file="$DATA/tiny_cnn_input.bin" \
+    --input_valid_shape="1,3,8,9"
+  has err.txt "flag 'input_valid_shape'.*dimension 3 is 8, not 9"
+  run error infer --model_file="$DATA/tiny_cnn.hbm" --input_file="$DATA/tiny_cnn_input.bin" \
+    --input_img_properties=Y,UV
+  has err.txt "the image inputs of model 'tiny_cnn' are none"
+  ;;
+
+hbm_infer_nv12)
+  # NV12 as two inputs (Y then UV plane files); the output equals the
+  # 1.x runtime's on the same frame and classifier (nv12_classifier.bin).
+  nv12_frame frame.bin
+  head -c 1024 frame.bin >y.bin
+  tail -c 512 frame.bin >uv.bin
+  run ok infer --model_file="$DATA/nv12_classifier.hbm" --input_file=y.bin,uv.bin \
+    --input_img_properties=Y,UV --enable_dump --enable_cls_post_process
+  count out.txt '^class result: \[id\][0-9], \[score\][0-9]+\.[0-9]+$' 5
+  same model_infer_input_0_data_y.bin y.bin
+  same model_infer_input_1_data_uv.bin uv.bin
+  mkdir a
+  TOOL_B=$TOOL TOOL="$(dirname "$TOOL")/hrt_model_exec"
+  run ok infer --model_file="$DATA/nv12_classifier.bin" --input_file=frame.bin --enable_dump --dump_path=a
+  TOOL=$TOOL_B
+  same a/model_infer_output_0_prob.bin model_infer_output_0_prob.bin
+  run error infer --model_file="$DATA/nv12_classifier.hbm" --input_file=y.bin,uv.bin --input_img_properties=UV,Y
+  has err.txt "the image inputs of model 'nv12_classifier' are 'Y,UV'"
+  # One image file per plane input: converted to NV12 as the 1.x path does.
+  if [ "$PNG_HELPER" != none ]; then
+    $EMU "$PNG_HELPER" img.png nv12.bin 32 32 32 32 || fail "hrt_make_test_image failed"
+    head -c 1024 nv12.bin >img_y.bin
+    tail -c 512 nv12.bin >img_uv.bin
+    mkdir png
+    run ok infer --model_file="$DATA/nv12_classifier.hbm" --input_file=img.png,img.png --enable_dump \
+      --dump_path=png
+    same png/model_infer_input_0_data_y.bin img_y.bin
+    same png/model_infer_input_1_data_uv.bin img_uv.bin
+  fi
+  ;;
+
+hbm_perf)
+  run ok perf --model_file="$DATA/nv12_classifier.hbm" --frame_count=20 --thread_num=2 --profile_path=prof
+  PERF_SUMMARY_OK 2 20
+  f=prof/profiler.log
+  count $f '^\*\*\*$' 1
+  has $f '"model_name": "nv12_classifier"'
+  has $f '"frame_count": 20'
+  has $f '"TaskRunningTime"'
+  ;;
+
+hbm_handoff)
+  # hrt_model_exec hands .hbm models to hrt_model_exec_ucp next to it, with
+  # the gen-B options (not runnable through a cross emulator: skipped).
+  if [ -n "$EMU" ]; then
+    echo "hbm_handoff: skipped under an emulator"
+    exit 0
+  fi
+  run ok infer --model_file="$DATA/tiny_cnn.hbm" --input_file="$DATA/tiny_cnn_input.bin" --enable_dump \
+    --input_stride="1536,512,64,4"
+  has out.txt '^\[UCP\]: UCP version = '
+  same model_infer_output_0_output.bin "$DATA/tiny_cnn_expected.bin"
+  ;;
+
 *)
   echo "unknown case '$CASE'" >&2
   exit 2

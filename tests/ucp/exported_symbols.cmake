@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The UCP generation's libraries export exactly the vendor's functions
-# (HBUCP_API.md 2.6) under the version node CONFIG, plus libhbucp's one
-# private bridge entry point.
+# (HBUCP_API.md 2.6) under the version node CONFIG, plus libhbucp's profiler
+# session (openbpu/openbpu.h) and private bridge entry point.
 # cmake -DNM=<nm> -DDNN=<libdnn.so> -DHBUCP=<libhbucp.so> -P exported_symbols.cmake
 function(exported lib out)
   execute_process(COMMAND ${NM} -D --defined-only ${lib} OUTPUT_VARIABLE text RESULT_VARIABLE rc)
@@ -27,7 +27,8 @@ set(want_dnn hbDNNGetCompileBpuCoreNum hbDNNGetErrorDesc hbDNNGetHBMDesc hbDNNGe
     hbDNNGetTaskOutputTensorProperties hbDNNGetVersion hbDNNInferV2 hbDNNInitializeFromDDR
     hbDNNInitializeFromFiles hbDNNRelease)
 set(want_ucp hbUCPFree hbUCPGetErrorDesc hbUCPGetSocName hbUCPGetVersion hbUCPMalloc hbUCPMallocCached
-    hbUCPMemFlush hbUCPReleaseTask hbUCPSetTaskDoneCb hbUCPSubmitTask hbUCPWaitTaskDone openbpu_ucp_dnn_api)
+    hbUCPMemFlush hbUCPReleaseTask hbUCPSetTaskDoneCb hbUCPSubmitTask hbUCPWaitTaskDone obpuProfilerSetRunningCondition
+    obpuProfilerStart obpuProfilerStop openbpu_ucp_dnn_api)
 exported(${DNN} got_dnn)
 exported(${HBUCP} got_ucp)
 if(NOT got_dnn STREQUAL want_dnn)
