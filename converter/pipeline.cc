@@ -274,24 +274,41 @@ bool similarity_stage(const Graph& g, const Placement& pl, const CalibrationChoi
 }
 
 // *_quantized_model.onnx and the .bin (after remove_node_type/name).
-bool write_outputs(const Config& config, CompiledModel* cm, OutputFiles* out, MapperLog& log, std::string* err) {
+bool write_outputs(const Config& config, const ConvertTool& tool, CompiledModel* cm, OutputFiles* out, MapperLog& log,
+                   std::string* err) {
   std::map<std::string, std::string> rt_override;
   remove_io_nodes(cm, config, &rt_override, log);
   const std::string qpath = out->path("_quantized_model.onnx");
   if (!onnxio::save_model(cm->graph, qpath, err)) return false;
   out->add(qpath);
   log.info("Saving model to: " + qpath + ".");
-  if (!write_bin(*cm, bin_write_options(config, rt_override, kMapperVersion), out->path(".bin"), err)) return false;
-  out->add(out->path(".bin"));
+  BinWriteOptions bo = bin_write_options(config, rt_override, tool.version);
+  if (tool.hbm) {
+    bo.hbm = true;
+    bo.builder = "openbpu " + tool.name;
+    bo.tool_versions = {{tool.name, tool.version}, {"openbpu", "0.1.0"}};
+  }
+  const std::string model_path = out->path(tool.hbm ? ".hbm" : ".bin");
+  if (!write_bin(*cm, bo, model_path, err)) return false;
+  out->add(model_path);
   return true;
 }
 
 }  // namespace
 
-int run_makertbin(const Config& config, MapperLog& log) {
+ConvertTool hb_compile_tool() {
+  ConvertTool t;
+  t.name = "hb_compile";
+  t.command = "hb_compile";
+  t.version = kCompileVersion;
+  t.hbm = true;
+  return t;
+}
+
+int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool) {
   const auto& mp = config.model_parameters;
-  log.info("Start hb_mapper....");
-  log.info("hb_mapper version " + std::string(kMapperVersion));
+  log.info("Start " + tool.name + "....");
+  log.info(tool.name + " version " + tool.version);
   log.info("Dump config:\n" + config.echo_yaml());
   warn_ineffective_keys(config, log);
   const isa::MarchInfo* march = isa::find_march(mp.march);
@@ -305,7 +322,7 @@ int run_makertbin(const Config& config, MapperLog& log) {
   std::string err;
   auto fail = [&](const std::string& m) {
     log.error(m);
-    log.error("exception in command: makertbin");
+    log.error("exception in command: " + tool.command);
     return 1;
   };
 
@@ -338,7 +355,7 @@ int run_makertbin(const Config& config, MapperLog& log) {
   Similarity sim;
   if (!save_calibrated_model(g, pl, best, out.path("_calibrated_model.onnx"), &out, log, &err) ||
       !similarity_stage(g, pl, best, co, samples.front(), &sim, &err) ||
-      !write_outputs(config, &best.model, &out, log, &err))
+      !write_outputs(config, tool, &best.model, &out, log, &err))
     return fail(err);
 
   log_subgraphs(log, best.model, *march);
@@ -346,7 +363,7 @@ int run_makertbin(const Config& config, MapperLog& log) {
   log_quantized_nodes(log, g, pl, best.model, best.thresholds, sim);
   log_outputs(log, sim);
   out.keep();
-  log.info("Convert to runtime bin file successfully!");
+  log.info(tool.hbm ? "Convert to runtime hbm file successfully!" : "Convert to runtime bin file successfully!");
   log.info("End Model Convert");
   return 0;
 }

@@ -20,6 +20,18 @@
 namespace openbpu::cvt {
 
 inline constexpr const char* kMapperVersion = "1.24.3-openbpu0.1.0";
+inline constexpr const char* kCompileVersion = "openbpu0.1.0";
+
+// The tool a conversion runs for: hb_mapper makertbin writes <prefix>.bin
+// (libdnn 1.x), hb_compile <prefix>.hbm (the UCP generation: ModelFile.
+// generation B with the HBM description JSON, nash marches only).
+struct ConvertTool {
+  std::string name = "hb_mapper";     // log lines, the model's builder and tool versions
+  std::string command = "makertbin";  // "exception in command: <command>"
+  std::string version = kMapperVersion;
+  bool hbm = false;
+};
+ConvertTool hb_compile_tool();
 
 struct CheckerOptions {
   std::string model_type = "onnx";
@@ -32,9 +44,10 @@ struct CheckerOptions {
 // hb_mapper checker: prints the node placement table; 0 on success.
 int run_checker(const CheckerOptions& options, MapperLog& log);
 
-// hb_mapper makertbin: full conversion into config.working_dir; 0 on success.
-// On failure every output file already written is removed.
-int run_makertbin(const Config& config, MapperLog& log);
+// hb_mapper makertbin (hb_compile with its ConvertTool): full conversion
+// into config.working_dir; 0 on success. On failure every output file
+// already written is removed.
+int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool = ConvertTool{});
 
 // hb_mapper infer: runs a float or quantized ONNX produced by makertbin on
 // the given inputs (image files or raw .bin in the model input's type) and

@@ -92,7 +92,8 @@ std::string unknown_key_message(const std::string& group, const std::string& key
   }
   if (is_hb_compile_key(key))
     return "unknown key; '" + key +
-           "' is a key of hb_compile (J6/S100 toolchain), hb_mapper has no such option";
+           "' is a key of hb_compile (J6/S100 toolchain) that this converter does not support yet "
+           "(hb_mapper and hb_compile share the keys of docs/config.md)";
   std::string hint = closest(key, group_keys(group));
   return "unknown key" + (hint.empty() ? std::string() : " (did you mean '" + hint + "'?)") +
          "; valid keys: " + cfg::join(group_keys(group), ", ");

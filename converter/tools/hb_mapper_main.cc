@@ -11,46 +11,11 @@
 #include "converter/config/config.h"
 #include "converter/frontend/onnx/onnx_io.h"
 #include "converter/pipeline.h"
+#include "converter/tools/convert_command.h"
 #include "converter/tools/mapper_log.h"
 #include "runtime/core/log.h"
 
-namespace {
-
 using namespace openbpu::cvt;
-
-// "1x3x224x224" -> {1, 3, 224, 224}; false on bad text.
-bool parse_shape(const std::string& s, std::vector<int64_t>* out) {
-  out->clear();
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    const size_t x = s.find('x', pos);
-    const std::string part = s.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
-    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos) return false;
-    out->push_back(std::stoll(part));
-    if (x == std::string::npos) break;
-    pos = x + 1;
-  }
-  return !out->empty();
-}
-
-bool shape_pairs(const std::vector<std::string>& raw, std::vector<std::pair<std::string, std::vector<int64_t>>>* out,
-                 std::string* error) {
-  if (raw.size() % 2 != 0) {
-    *error = "--input-shape takes a name and a shape (e.g. --input-shape data 1x3x224x224)";
-    return false;
-  }
-  for (size_t i = 0; i < raw.size(); i += 2) {
-    std::vector<int64_t> s;
-    if (!parse_shape(raw[i + 1], &s)) {
-      *error = "--input-shape " + raw[i] + ": '" + raw[i + 1] + "' is not a shape like 1x3x224x224";
-      return false;
-    }
-    out->push_back({raw[i], s});
-  }
-  return true;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   // The runtime library's own messages are errors only here.
@@ -107,55 +72,15 @@ int main(int argc, char** argv) {
   }
   if (mk->parsed()) {
     std::unique_ptr<MapperLog> log(make_mapper_log("hb_mapper_makertbin.log"));
-    Config config;
-    std::string err;
-    std::vector<std::string> warnings;
-    if (fast_perf) {
-      if (!config_path.empty()) {
-        log->error("--config cannot be used together with --fast-perf");
-        return 1;
-      }
-      std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
-      if (fast_model.empty() || !shape_pairs(fast_shapes, &shapes, &err)) {
-        log->error(err.empty() ? "--fast-perf needs --model" : err);
-        return 1;
-      }
-      config = make_fast_perf_config(fast_model, fast_march, model_type.empty() ? "onnx" : model_type, shapes,
-                                     fast_proto);
-    } else {
-      if (config_path.empty()) {
-        log->error("makertbin needs --config (or --fast-perf with --model)");
-        return 1;
-      }
-      if (!load_config(config_path, &config, &warnings, &err, model_type)) {
-        const std::string group = config_error_group(err);
-        if (!group.empty()) log->error("Parse '" + group + "' failed!");
-        log->error(err);
-        log->error("yaml file parse failed. Please double check your input");
-        log->error("exception in command: makertbin");
-        return 1;
-      }
-    }
-    for (const auto& w : warnings) log->warn(w);
-    // Second validation step against the float model's inputs.
-    if (config.model_parameters.model_type == "onnx") {
-      openbpu::cvt::Graph probe;
-      if (!openbpu::cvt::onnxio::load_model(config.model_parameters.onnx_model, &probe, &err)) {
-        log->error(err);
-        log->error("exception in command: makertbin");
-        return 1;
-      }
-      std::vector<ModelInput> mins;
-      for (const auto& in : probe.inputs) mins.push_back({in, probe.value(in)->shape});
-      warnings.clear();
-      if (!validate_with_model(config, mins, &warnings, &err)) {
-        log->error(err);
-        log->error("exception in command: makertbin");
-        return 1;
-      }
-      for (const auto& w : warnings) log->warn(w);
-    }
-    return run_makertbin(config, *log);
+    ConvertCommand cmd;
+    cmd.config_path = config_path;
+    cmd.model_type = model_type;
+    cmd.fast_perf = fast_perf;
+    cmd.model = fast_model;
+    cmd.proto = fast_proto;
+    cmd.march = fast_march;
+    cmd.input_shapes = fast_shapes;
+    return run_convert_command(cmd, ConvertTool{}, *log);
   }
   if (inf->parsed()) {
     std::unique_ptr<MapperLog> log(make_mapper_log("hb_mapper_infer.log"));

@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
 #include "bpu_sim/isa/codec.h"
 #include "runtime/core/tensor.h"
 #include "schema/verify.h"
@@ -74,6 +76,19 @@ std::unique_ptr<fb::AttrT> attr_of(const std::string& name, const rt::AttrValue&
       break;
   }
   return a;
+}
+
+// The HBM description JSON of an .hbm file (hbDNNGetHBMDesc).
+std::string hbm_desc(const Graph& g, const BinWriteOptions& opt) {
+  nlohmann::ordered_json model;
+  model["desc"] = "";
+  model["march"] = opt.march;
+  model["inputs"] = g.inputs;
+  model["outputs"] = g.outputs;
+  nlohmann::ordered_json root;
+  root["models"][opt.model_name] = model;
+  root["builder"] = opt.builder;
+  return root.dump();
 }
 
 }  // namespace
@@ -174,7 +189,11 @@ bool build_bin(const CompiledModel& cm, const BinWriteOptions& opt, std::vector<
   if (const isa::MarchInfo* mi = isa::find_march(opt.march))
     m->estimated_latency_us = static_cast<uint32_t>(static_cast<double>(total_cycles) / mi->clock_mhz);
   fb::ModelFileT file;
-  file.builder = "openbpu hb_mapper";
+  file.builder = opt.builder;
+  if (opt.hbm) {
+    file.generation = fb::Generation::B;
+    file.desc = hbm_desc(g, opt);
+  }
   for (const auto& [k, v] : opt.tool_versions) {
     auto kv = std::make_unique<fb::KeyValueT>();
     kv->key = k;

@@ -23,6 +23,11 @@ struct BinWriteOptions {
   std::string config_yaml;
   std::map<std::string, InputMeta> inputs;      // per graph input
   std::map<std::string, std::string> tool_versions;
+  std::string builder = "openbpu hb_mapper";  // ModelFile.builder
+  // hb_compile's .hbm: ModelFile.generation B and the HBM description JSON
+  // ({"models": {<name>: {"desc", "march", "inputs", "outputs"}},
+  // "builder"}) hbDNNGetHBMDesc returns (docs/ucp.md).
+  bool hbm = false;
 };
 
 // Serializes to bytes (for tests) or writes atomically.
