@@ -320,6 +320,13 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   }
   OutputFiles out(mp.working_dir + "/" + mp.output_model_file_prefix);
   std::string err;
+  // Seconds per step, logged as each ends (what the conversion time goes to).
+  auto lap = [&log, t = std::chrono::steady_clock::now()](const char* step) mutable {
+    const auto now = std::chrono::steady_clock::now();
+    log.info(std::string("Step time: ") + step + " " + fixed(std::chrono::duration<double>(now - t).count(), 1) +
+             " s.");
+    t = now;
+  };
   auto fail = [&](const std::string& m) {
     log.error(m);
     log.error("exception in command: " + tool.command);
@@ -334,11 +341,13 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   const Placement pl = place(&g, placement_options(config, *march, g, log));
   for (const auto& w : pl.warnings) log.warn(w);
   if (pl.subgraphs == 0) return fail("no operator of the model can run on the BPU");
+  lap("import, optimization and placement");
 
   log.info("Start to calibrate the model.");
   std::vector<Sample> samples;
   CalibrationStats stats;
   if (!calibrate(config, g, &samples, &stats, &out, log, &err)) return fail(err);
+  lap("calibration statistics");
   const CompileOptions co = compile_options(config, *march, g, stats, log);
   const auto& cp = config.calibration_parameters;
   CalibrationChoice best;
@@ -347,9 +356,11 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
                           [&](const std::string& m) { log.debug(m); }, &best, &err, jobs(config)))
     return fail(err);
   log.info("Select " + best.label + " method.");
+  lap("calibration method choice");
   if (threshold_search_applies(cp.calibration_type, co.all_int16) &&
       !search_stage(g, pl, stats, samples, co, cp.calibration_type, &best, log, &err))
     return fail(err);
+  if (threshold_search_applies(cp.calibration_type, co.all_int16)) lap("per-value threshold search");
   log.info("End to calibrate the model.");
 
   Similarity sim;
@@ -357,6 +368,7 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
       !similarity_stage(g, pl, best, co, samples.front(), &sim, &err) ||
       !write_outputs(config, tool, &best.model, &out, log, &err))
     return fail(err);
+  lap("calibrated model, similarity report and output files");
 
   log_subgraphs(log, best.model, *march);
   log_advice(log, best.model, *march, config.compiler_parameters.advice.value_or(0));
