@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bpu_sim/isa/codec.h"
+#include "converter/passes/pass_util.h"
 #include "runtime/core/tensor.h"
 #include "schema/verify.h"
 #include "schema/writer.h"
@@ -51,6 +52,39 @@ std::unique_ptr<fb::TensorT> tensor_of(const Value& v) {
   return t;
 }
 
+// Model outputs as boards describe them: a fully connected layer's [N, C]
+// output is the BPU's (N, C, 1, 1) dequantized and then reshaped on the CPU;
+// the runtime model drops that Reshape and lets the Dequantize write the
+// output, described 4-D NCHW (N, C, 1, 1) with dense strides ((4C, 4, 4, 4)
+// for float32), as the vendor's hrt_model_exec model_info shows for
+// classifiers. Same bytes in the user's buffer.
+Graph with_board_outputs(const Graph& in) {
+  Graph g = in;
+  for (const std::string& o : in.outputs) {
+    const int ri = producer_index(g, o);
+    if (ri < 0) continue;
+    const Node& r = g.nodes[static_cast<size_t>(ri)];
+    if (r.op_type != "Reshape" || !r.domain.empty() || r.inputs.empty()) continue;
+    const std::string x = r.inputs[0];
+    const Value* xv = g.value(x);
+    const Value* ov = g.value(o);
+    if (!xv || !ov || xv->shape.size() != 4 || xv->shape[2] != 1 || xv->shape[3] != 1 ||
+        ov->shape != std::vector<int64_t>{xv->shape[0], xv->shape[1]} || g.consumers(x).size() != 1 ||
+        g.is_graph_output(x))
+      continue;
+    const int di = producer_index(g, x);
+    if (di < 0 || g.nodes[static_cast<size_t>(di)].domain != "openbpu" ||
+        g.nodes[static_cast<size_t>(di)].op_type != "Dequantize")
+      continue;
+    Value v = *xv;
+    v.name = o;
+    g.nodes[static_cast<size_t>(di)].outputs[0] = o;
+    g.values[o] = v;
+    g.nodes.erase(g.nodes.begin() + ri);
+  }
+  return g;
+}
+
 std::unique_ptr<fb::AttrT> attr_of(const std::string& name, const rt::AttrValue& v, model::ModelFileWriter* w) {
   auto a = std::make_unique<fb::AttrT>();
   a->name = name;
@@ -94,7 +128,7 @@ std::string hbm_desc(const Graph& g, const BinWriteOptions& opt) {
 }  // namespace
 
 bool build_bin(const CompiledModel& cm, const BinWriteOptions& opt, std::vector<uint8_t>* bytes, std::string* error) {
-  const Graph& g = cm.graph;
+  const Graph g = with_board_outputs(cm.graph);
   model::ModelFileWriter w;
   auto m = std::make_unique<fb::ModelT>();
   m->name = opt.model_name;

@@ -49,7 +49,7 @@ class Case:
     def __init__(self, name, model, march, input_name, shape, rt, train="rgb", layout_rt="NHWC",
                  mean=None, std=None, cal="default", data="photos", n_cal=8, n_test=24,
                  min_cos=0.99, min_agree=None, extra_yaml="", int_accuracy_labels=False, max_acc_drop=0.02,
-                 text_map=False, centered=False, checker=None):
+                 text_map=False, centered=False, checker=None, model_info=None):
         self.name, self.model, self.march = name, model, march
         self.input_name, self.shape = input_name, shape
         self.rt, self.train, self.layout_rt = rt, train, layout_rt
@@ -66,6 +66,9 @@ class Case:
         self.centered = centered
         # Regular expressions hb_mapper checker's log must contain.
         self.checker = checker or []
+        # Regular expressions `hrt_model_exec model_info` on the .bin must
+        # print (tensor descriptions as a board reports them).
+        self.model_info = model_info or []
 
 
 CASES = {
@@ -120,7 +123,11 @@ CASES = {
                                     (1, 3, 224, 224), rt="featuremap", train="featuremap", layout_rt="NCHW",
                                     cal="default"),
     "resnet18_featuremap": Case("resnet18_featuremap", "resnet18.onnx", "bayes-e", "input", (1, 3, 224, 224),
-                                rt="featuremap", train="featuremap", layout_rt="NCHW", cal="default"),
+                                rt="featuremap", train="featuremap", layout_rt="NCHW", cal="default",
+                                model_info=[r"valid shape: \(1,1000,1,1,\)\naligned shape: \(1,1000,1,1,\)\n"
+                                            r"aligned byte size: 4000\ntensor type: HB_DNN_TENSOR_TYPE_F32\n"
+                                            r"tensor layout: HB_DNN_LAYOUT_NCHW\nquanti type: NONE\n"
+                                            r"stride: \(4000,4,4,4,\)"]),
     "resnet18_nv12": Case("resnet18_nv12", "resnet18.onnx", "bernoulli2", "input", (1, 3, 224, 224),
                           rt="nv12", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="max"),
     "detector_nv12": Case("detector_nv12", "detector.onnx", "bernoulli2", "input", (1, 3, 128, 128),
@@ -433,6 +440,12 @@ def run_case(case, args):
     out = os.path.join(work, "model_output")
     binf = os.path.join(out, case.name + ".bin")
     assert os.path.isfile(binf), "makertbin wrote no .bin"
+    if case.model_info:
+        import re
+        info = run([os.path.join(args.bin, "hrt_model_exec"), "model_info", "--model_file", binf], cwd=work)
+        for pat in case.model_info:
+            if not re.search(pat, info):
+                failures.append("hrt_model_exec model_info lacks /%s/" % pat)
     # 0. Same bytes as the .bin the records were made from (bin_identity.py).
     err = bin_identity.check(case.name, args.bin, binf, {work: "@WORK@", args.models: "@MODELS@",
                                                          args.ocr_models: "@OCR@"})
