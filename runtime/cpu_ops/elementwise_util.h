@@ -4,6 +4,7 @@
 #define OPENBPU_RUNTIME_CPU_OPS_ELEMENTWISE_UTIL_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "runtime/core/tensor.h"
@@ -42,10 +43,16 @@ inline int logical_axis(const TensorDesc& t, int layout_axis) {
 
 inline bool same_dims(const LogicalView& a, const LogicalView& b) { return a.dims == b.dims; }
 
-// Appends size-1 dimensions so both views have the same rank: a float
-// tensor [N, C] and its native BPU form [N, C, 1, 1] describe the same
-// elements in the same order.
+// Gives both views the same rank the way the converter sees a float tensor
+// as its native 4-D BPU form (converter/codegen/lowering.h, logical4):
+// [N, C] and [N, C, H] get trailing size-1 dimensions, a rank-1 [K] is
+// (1, K, 1, 1).
 inline void match_rank(LogicalView* a, LogicalView* b) {
+  for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}})
+    if (x->dims.size() == 1 && y->dims.size() > 1) {
+      x->dims.insert(x->dims.begin(), 1);
+      x->strides.insert(x->strides.begin(), 0);
+    }
   while (a->dims.size() < b->dims.size()) a->dims.push_back(1), a->strides.push_back(0);
   while (b->dims.size() < a->dims.size()) b->dims.push_back(1), b->strides.push_back(0);
 }

@@ -80,6 +80,11 @@ class Task {
   std::function<void(int32_t)> callback;
   bool callback_done = false;     // taken for its one call
   bool callback_running = false;  // a user thread's release waits for it to return
+  // A thread is between submitting a BPU job and its last use of the device
+  // for it: the job may complete, and the task end, before that thread
+  // returns; a user thread's release waits for it (the process may exit,
+  // and the device go, right after the release).
+  bool submitting = false;
 
   // Owned by the thread running the current step.
   std::vector<Run> runs;
@@ -335,11 +340,24 @@ class Engine {
                                              "): " + r.message);
       advance(t);
     };
+    set_submitting(t, true);
     const drv::JobId id = t->device->submit(std::move(job));
-    if (id == 0) return finish(t, kRunTaskFailed, "the BPU rejected the job (core or priority)");
+    if (id == 0) {
+      set_submitting(t, false);
+      return finish(t, kRunTaskFailed, "the BPU rejected the job (core or priority)");
+    }
     t->job.store(id);
     // A release that raced with the submission cancels the job now.
     if (t->cancel.load()) t->device->cancel(id);
+    set_submitting(t, false);
+  }
+
+  static void set_submitting(const std::shared_ptr<Task>& t, bool on) {
+    {
+      std::lock_guard<std::mutex> lk(t->mu);
+      t->submitting = on;
+    }
+    if (!on) t->cv.notify_all();
   }
 
  public:
@@ -732,7 +750,7 @@ void release_task(const std::shared_ptr<Task>& t) {
     // (the step they would wait for may be queued behind them).
     std::unique_lock<std::mutex> lk(t->mu);
     if (!t_library_thread)
-      t->cv.wait(lk, [&] { return t->state == Task::State::kDone && !t->callback_running; });
+      t->cv.wait(lk, [&] { return t->state == Task::State::kDone && !t->callback_running && !t->submitting; });
     t->released = true;
     t->settle_locked();
   }

@@ -3,7 +3,7 @@
 """Element-wise broadcasting on the BPU against ONNX Runtime (issue 10).
 
 For every march alignment (bernoulli2: 8 channels, bayes-e: 16, nash-e: 32)
-and every activation rank 2..4 (one shape without and one with 1-dims), one
+and every activation rank 1..4 (one shape without and one with 1-dims), one
 model holds one branch per broadcast pattern:
   - activation (op) constant or constant (op) activation, for every
     constant shape that numpy-broadcasts with the activation: every rank
@@ -49,6 +49,7 @@ SHAPES = {
     4: [(2, 3, 4, 5), (1, 3, 1, 5)],
     3: [(3, 4, 5), (3, 1, 5)],
     2: [(4, 5), (1, 5)],
+    1: [(5,)],
 }
 FULL = (2, 3, 4, 5)  # output dims a constant may broadcast 1-dims of x up to
 N_CAL, N_TEST = 4, 3
@@ -84,7 +85,7 @@ def slice_patterns(xs):
         while lead < r and mask[lead]:
             lead += 1
         out.append((axes, r))
-        if 0 < lead < r - 1:
+        if 0 < lead < r:
             out.append((axes, r - lead))
     return out
 
@@ -275,7 +276,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--bin", required=True, help="directory of hb_mapper and openbpu_run_bin")
     ap.add_argument("--march", action="append", help="default: bernoulli2, bayes-e, nash-e")
-    ap.add_argument("--rank", type=int, action="append", help="activation ranks (default: 2..4)")
+    ap.add_argument("--rank", type=int, action="append", help="activation ranks (default: 1..4)")
     args = ap.parse_args()
     failures = []
     for march in args.march or ["bernoulli2", "bayes-e", "nash-e"]:
