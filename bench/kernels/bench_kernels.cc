@@ -4,13 +4,15 @@
 // Each convolution benchmark runs one layer shape of MobileNetV1/V2 and
 // ResNet18 with one dispatch path and reports
 //   MACs/cycle  achieved int8 multiply-accumulates per core clock cycle
-//   peak%       that number over this CPU's measured int8 peak
-// The core clock and the peak are measured in the same run: the clock with a
-// chain of dependent adds (one cycle each), the peak with an unrolled loop of
-// the path's exact multiply-accumulate instruction on independent
-// accumulators (AVX2: vpmaddwd + vpaddd, 16 MACs per pair; AVX-512 VNNI:
-// vpdpbusd, 64 MACs; NEON: smlal, 4 MACs; SDOT, 16 MACs). Times are CPU
-// times of the benchmark thread, which matters on a shared machine.
+//   peak%       that number over the measured int8 peak of THAT path
+// The core clock and the peaks are measured in the same run (peaks.h): the
+// clock with a chain of dependent adds (one cycle each), each path's peak
+// with an unrolled loop of its exact multiply-accumulate mix on independent
+// accumulators (AVX2: vpmaddubsw + vpmaddwd + vpaddd, 32 MACs, or vpmaddwd +
+// vpaddd, 16 MACs; AVX-512 VNNI: vpdpbusd, 64 MACs; NEON: smlal, 4 MACs;
+// SDOT, 16 MACs). Times are CPU times of the benchmark thread, which matters
+// on a shared machine. `--layers <model.bin>` profiles a model per
+// instruction and per layer kind instead (layers.h).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -25,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/kernels/layers.h"
+#include "bench/kernels/peaks.h"
 #include "bpu_sim/executor.h"
 #include "bpu_sim/isa/program_builder.h"
 #include "bpu_sim/kernels/kernels.h"
@@ -36,137 +40,20 @@
 #include "schema/writer.h"
 #include "tests/common/test_models.h"
 #endif
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 namespace {
 
 using namespace openbpu;
-
-double thread_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-// Core clock: a dependent chain of 1-cycle adds, best of several tries.
-double measure_hz() {
-  double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    uint64_t x = 1;
-    const uint64_t n = 50000000;
-    const double t0 = thread_seconds();
-    for (uint64_t i = 0; i < n; ++i) {
-      asm volatile("add $1, %0" : "+r"(x));
-      asm volatile("add $1, %0" : "+r"(x));
-      asm volatile("add $1, %0" : "+r"(x));
-      asm volatile("add $1, %0" : "+r"(x));
-    }
-    const double dt = thread_seconds() - t0;
-    benchmark::DoNotOptimize(x);
-    best = std::max(best, 4.0 * static_cast<double>(n) / dt);
-  }
-  return best;
-}
-
-#if defined(__x86_64__)
-// AVX2 int8 peak: vpmaddwd + vpaddd on 8 independent accumulators, each with
-// its own operand pair (4 inputs x 2 weights) so that no product is shared.
-__attribute__((target("avx2"))) double avx2_peak_macs_per_s() {
-  double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    __m256i acc[8];
-    for (auto& a : acc) a = _mm256_set1_epi32(rep);
-    __m256i x0 = _mm256_set1_epi16(3), x1 = _mm256_set1_epi16(5), x2 = _mm256_set1_epi16(7),
-            x3 = _mm256_set1_epi16(9), w0 = _mm256_set1_epi16(2), w1 = _mm256_set1_epi16(4);
-    const int64_t n = 20000000;
-    const double t0 = thread_seconds();
-    for (int64_t i = 0; i < n; ++i) {
-      acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(x0, w0));
-      acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(x1, w0));
-      acc[2] = _mm256_add_epi32(acc[2], _mm256_madd_epi16(x2, w0));
-      acc[3] = _mm256_add_epi32(acc[3], _mm256_madd_epi16(x3, w0));
-      acc[4] = _mm256_add_epi32(acc[4], _mm256_madd_epi16(x0, w1));
-      acc[5] = _mm256_add_epi32(acc[5], _mm256_madd_epi16(x1, w1));
-      acc[6] = _mm256_add_epi32(acc[6], _mm256_madd_epi16(x2, w1));
-      acc[7] = _mm256_add_epi32(acc[7], _mm256_madd_epi16(x3, w1));
-      // Opaque to the compiler: nothing can be hoisted out of the loop.
-      asm volatile(""
-                   : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]), "+x"(acc[4]),
-                     "+x"(acc[5]), "+x"(acc[6]), "+x"(acc[7]), "+x"(x0), "+x"(x1), "+x"(x2),
-                     "+x"(x3), "+x"(w0), "+x"(w1));
-    }
-    const double dt = thread_seconds() - t0;
-    int32_t sink[8];
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sink), acc[0]);
-    benchmark::DoNotOptimize(sink);
-    best = std::max(best, 8.0 * 16.0 * static_cast<double>(n) / dt);
-  }
-  return best;
-}
-// AVX2 int8 peak of the path for inputs >= 0: vpmaddubsw + vpmaddwd(ones) +
-// vpaddd, 32 MACs per triple, 6 independent accumulators.
-__attribute__((target("avx2"))) double avx2_u8_peak_macs_per_s() {
-  double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    __m256i a0 = _mm256_set1_epi32(rep), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
-    __m256i x0 = _mm256_set1_epi8(3), x1 = _mm256_set1_epi8(4), x2 = _mm256_set1_epi8(5),
-            w0 = _mm256_set1_epi8(7), w1 = _mm256_set1_epi8(9), one = _mm256_set1_epi16(1);
-    const int64_t n = 20000000;
-    const double t0 = thread_seconds();
-    for (int64_t i = 0; i < n; ++i) {
-      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_maddubs_epi16(x0, w0), one));
-      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_maddubs_epi16(x1, w0), one));
-      a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_maddubs_epi16(x2, w0), one));
-      a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_maddubs_epi16(x0, w1), one));
-      a4 = _mm256_add_epi32(a4, _mm256_madd_epi16(_mm256_maddubs_epi16(x1, w1), one));
-      a5 = _mm256_add_epi32(a5, _mm256_madd_epi16(_mm256_maddubs_epi16(x2, w1), one));
-      asm volatile(""
-                   : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5), "+x"(x0), "+x"(x1),
-                     "+x"(x2), "+x"(w0), "+x"(w1), "+x"(one));
-    }
-    const double dt = thread_seconds() - t0;
-    int32_t sink[8];
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sink),
-                        _mm256_add_epi32(a0, _mm256_add_epi32(a1, a2)));
-    benchmark::DoNotOptimize(sink);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sink),
-                        _mm256_add_epi32(a3, _mm256_add_epi32(a4, a5)));
-    benchmark::DoNotOptimize(sink);
-    best = std::max(best, 6.0 * 32.0 * static_cast<double>(n) / dt);
-  }
-  return best;
-}
-#endif
+using bench::thread_seconds;
 
 struct Machine {
   double hz = 0;
-  double peak = 0;  // int8 MACs per cycle of the best path here
-  const char* peak_what = "";
 };
 const Machine& machine() {
   static const Machine m = [] {
     Machine r;
-    r.hz = measure_hz();
-#if defined(__x86_64__)
-    if (sim::kern::detect_cpu().avx2) {
-      // The best exact int8 instruction mix of the AVX2 table: int16 madd for
-      // any input, maddubs for inputs >= 0; the peak is the faster one.
-      const double p16 = avx2_peak_macs_per_s() / r.hz, pu8 = avx2_u8_peak_macs_per_s() / r.hz;
-      std::printf(
-          "AVX2 int16 vpmaddwd+vpaddd: %.1f MACs/cycle; u8 vpmaddubsw+vpmaddwd+vpaddd: %.1f\n", p16,
-          pu8);
-      r.peak = std::max(p16, pu8);
-      r.peak_what = pu8 > p16 ? "AVX2 vpmaddubsw+vpmaddwd+vpaddd" : "AVX2 vpmaddwd+vpaddd";
-    }
-#endif
-    if (r.peak == 0) {
-      r.peak = 1;
-      r.peak_what = "none measured";
-    }
-    std::printf("core clock %.2f GHz (dependent-add chain); int8 peak %.1f MACs/cycle (%s)\n",
-                r.hz / 1e9, r.peak, r.peak_what);
+    r.hz = bench::core_hz();
+    std::printf("core clock %.2f GHz (dependent-add chain)\n", r.hz / 1e9);
     return r;
   }();
   return m;
@@ -252,7 +139,7 @@ void run_layer(benchmark::State& st, const sim::KernelTable* table, int h, int w
   if (threads == 1) {
     const double mpc = macs / (cpu * m.hz);
     st.counters["MACs/cycle"] = mpc;
-    st.counters["peak%"] = 100.0 * mpc / m.peak;
+    st.counters["peak%"] = 100.0 * mpc / bench::table_peak(*table).macs_per_cycle;
   }
 }
 
@@ -280,6 +167,13 @@ const Shape kShapes[] = {
     {"dw3x3_14x14x576", 14, 14, 576, 576, 3, 1, 576},
     {"fc_1x1x1280x1000", 1, 1, 1280, 1000, 1, 1, 1},
     {"head1x1_32x32x32x6", 32, 32, 32, 6, 1, 1, 1},
+    // PP-OCR direction classifier (48x192, few channels, signed inputs)
+    {"cls_dw1x1_48x192x3", 48, 192, 3, 3, 1, 1, 3, true},
+    {"cls_conv3x3s2_48x192x3x8", 48, 192, 3, 8, 3, 2, 1, true},
+    {"cls_conv1x1_24x96x8x8", 24, 96, 8, 8, 1, 1, 1, true},
+    {"cls_dw3x3s2_24x96x8", 24, 96, 8, 8, 3, 2, 8, true},
+    {"cls_conv1x1_3x96x16x88", 3, 96, 16, 88, 1, 1, 1, true},
+    {"cls_dw5x5_3x96x88", 3, 96, 88, 88, 5, 1, 88, true},
 };
 
 #if defined(OPENBPU_BENCH_MODELS)
@@ -290,23 +184,11 @@ struct ModelRun {
   sim::Memory mem;
   double macs = 0;
 };
-// The first BPU program of a model file (the writer-built MobileNetV1 when
-// path is empty).
-std::unique_ptr<ModelRun> load_mobilenet(const std::string& path = "") {
+// The writer-built MobileNetV1's BPU program.
+std::unique_ptr<ModelRun> load_mobilenet() {
   auto r = std::make_unique<ModelRun>();
-  std::vector<uint8_t> file;
-  if (path.empty()) {
-    openbpu::testing::MobileNetV1 net;
-    file = net.build();
-  } else {
-    FILE* fp = std::fopen(path.c_str(), "rb");
-    if (fp == nullptr) std::abort();
-    std::fseek(fp, 0, SEEK_END);
-    file.resize(static_cast<size_t>(std::ftell(fp)));
-    std::fseek(fp, 0, SEEK_SET);
-    if (std::fread(file.data(), 1, file.size(), fp) != file.size()) std::abort();
-    std::fclose(fp);
-  }
+  openbpu::testing::MobileNetV1 net;
+  const std::vector<uint8_t> file = net.build();
   fb::ModelFileT f;
   std::string err;
   if (!model::unpack_model_file(file.data(), file.size(), &f, &r->data, &err)) std::abort();
@@ -348,43 +230,12 @@ void run_model(benchmark::State& st, const sim::KernelTable* table, int threads)
   const double macs = net->macs * static_cast<double>(st.iterations());
   if (threads == 1) {
     st.counters["MACs/cycle"] = macs / (cpu * m.hz);
-    st.counters["peak%"] = 100.0 * macs / (cpu * m.hz) / m.peak;
+    st.counters["peak%"] =
+        100.0 * macs / (cpu * m.hz) / bench::table_peak(*table).macs_per_cycle;
   }
   st.counters["GMAC/s"] = benchmark::Counter(macs / 1e9, benchmark::Counter::kIsRate);
 }
 
-// --layers: CPU time of every instruction of the model with the best table.
-void print_layers(const std::string& path) {
-  std::unique_ptr<ModelRun> net = load_mobilenet(path);
-  const sim::KernelTable& t = sim::best_kernels();
-  std::vector<double> best(net->ins.size(), 1e30);
-  for (int rep = 0; rep < 5; ++rep) {
-    for (size_t i = 0; i < net->ins.size(); ++i) {
-      const double t0 = thread_seconds();
-      sim::execute(net->ins[i], net->mem, t);
-      best[i] = std::min(best[i], thread_seconds() - t0);
-    }
-  }
-  double total = 0;
-  for (size_t i = 0; i < net->ins.size(); ++i) {
-    total += best[i];
-    std::string what = isa::opcode_name(net->ins[i].opcode);
-    double macs = 0;
-    if (auto* c = std::get_if<isa::Conv>(&net->ins[i].body)) {
-      macs = static_cast<double>(c->out.dims[1]) * c->out.dims[2] * c->out.dims[3] * c->kernel_h *
-             c->kernel_w * (c->in.dims[3] / c->groups);
-      what += std::string(" ") + isa::dtype_name(c->in.dtype) + ">" +
-              isa::dtype_name(c->out.dtype) + (c->has_residual ? "+r" : "") + " cs" +
-              std::to_string(c->in.strides[3]) + " " + std::to_string(c->in.dims[1]) + "x" +
-              std::to_string(c->in.dims[2]) + "x" + std::to_string(c->in.dims[3]) + "->" +
-              std::to_string(c->out.dims[3]) + " k" + std::to_string(c->kernel_h) + " s" +
-              std::to_string(c->stride_h) + " g" + std::to_string(c->groups);
-    }
-    std::printf("%3zu %-40s %8.1f us  %6.2f MACs/cycle\n", i, what.c_str(), best[i] * 1e6,
-                macs / (best[i] * machine().hz));
-  }
-  std::printf("total %.2f ms (%s)\n", total * 1e3, t.name);
-}
 #endif
 
 void register_all() {
@@ -422,14 +273,9 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  machine();
-#if defined(OPENBPU_BENCH_MODELS)
   for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--layers") {
-      print_layers(i + 1 < argc ? argv[i + 1] : "");
-      return 0;
-    }
-#endif
+    if (std::string(argv[i]) == "--layers") return bench::run_layers(argc - i, argv + i);
+  machine();
   register_all();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
