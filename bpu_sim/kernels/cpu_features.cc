@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// Run-time CPU feature detection for the kernel dispatch. On x86-64,
-// __builtin_cpu_supports also checks that the OS saves the vector state
-// (XCR0), so a hypervisor that hides AVX-512 is handled.
-#include "bpu_sim/kernels/kernels.h"
+// Run-time CPU feature detection (bpu_sim/cpu_features.h).
+#include "bpu_sim/cpu_features.h"
 
 #if defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
 #endif
 
-namespace openbpu::sim::kern {
+namespace openbpu::sim {
 
-CpuFeatures detect_cpu() {
+namespace {
+
+CpuFeatures detect() {
   CpuFeatures f;
 #if defined(__x86_64__)
   __builtin_cpu_init();
@@ -28,4 +28,11 @@ CpuFeatures detect_cpu() {
   return f;
 }
 
-}  // namespace openbpu::sim::kern
+}  // namespace
+
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures f = detect();
+  return f;
+}
+
+}  // namespace openbpu::sim

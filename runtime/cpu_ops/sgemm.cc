@@ -13,6 +13,8 @@
 #include <immintrin.h>
 #endif
 
+#include "bpu_sim/cpu_features.h"
+
 namespace openbpu::rt {
 
 namespace {
@@ -138,8 +140,7 @@ const KernelInfo& kernel_info() {
   if (g_force_generic.load(std::memory_order_relaxed)) return generic;
   static const KernelInfo info = [] {
 #if defined(__x86_64__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    if (sim::cpu_features().avx2)
       return KernelInfo{kernel_avx2, 6, 16, "avx2-fma 6x16"};
 #endif
     return KernelInfo{kernel_generic, 6, 8, "generic 6x8"};
