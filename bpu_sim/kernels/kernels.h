@@ -13,7 +13,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
+#include "bpu_sim/cpu_features.h"
 #include "bpu_sim/executor.h"
 #include "bpu_sim/isa/isa.h"
 #include "bpu_sim/memory.h"
@@ -82,7 +84,10 @@ enum class InputFormat : uint8_t {
 // reads cin_pad elements from each. Packed weights of one NR block:
 // [tap][cin_pad/kg][NR][kg] of int8 (esize 1) or int16 (esize 2).
 // acc receives MR rows of NR int32 sums (overwritten, not accumulated),
-// acc_stride int32 elements apart.
+// acc_stride int32 elements apart. The fused variants (ConvIsa::gemm_q)
+// instead requantize in registers (every S >= 33, no residual, int8 output
+// with channel stride 1: RequantParams::shift_ge33) and store channels
+// [co0, co0 + n) (n <= NR) of pixel m at out[m] + co0.
 struct GemmArgs {
   const void* const* rows;
   int taps;
@@ -90,6 +95,9 @@ struct GemmArgs {
   const void* w;
   int32_t* acc;
   int acc_stride;
+  int8_t* const* out = nullptr;
+  int co0 = 0, n = 0;
+  const RequantParams* rq = nullptr;
 };
 
 // Depthwise rows: for each of npix output pixels, taps pointers to its input
@@ -102,6 +110,58 @@ struct DwArgs {
   int acc_stride;  // int32 elements between two pixels' accumulators
   const void* w;   // packed by ConvIsa::dw_pack
   int32_t* acc;
+};
+
+// Depthwise over column groups (the "dw4" path, int8 input): every padded
+// input row is copied once into a zero-padded int8 row of pixel stride cp
+// (channels [c, cp) zero) and converted by dw4_convert into column groups
+// (for every even column, the 4 columns from there interleaved per
+// channel); an output pixel then reads ceil((kw + parity) / 4) groups per
+// kernel row and the kernel forms 4-product sums per int32 lane (x86:
+// vpmaddubsw + vpmaddwd; inputs with negative values take |x| and
+// sign(w, x), exact because no weight is -128). dilation_w must be 1.
+struct DwPackArgs {
+  const int8_t* w;  // [c][kh][kw]
+  int c, kh, kw;
+  // Natural-order per-channel bias, M, and the S >= 33 rounding terms
+  // (RequantParams::r32 / sh32), padded like the plan's arrays.
+  const int32_t *bias, *mult, *r32, *sh32;
+};
+struct DwRowArgs {
+  const int8_t* const* rows;  // [kh] column groups of each kernel row's input row
+  int kh, kw, stride;         // stride: columns between two output pixels' first taps
+  int npix, c, cp;
+  bool nonneg;  // no negative value in the rows read
+  const void* pack;
+  // out != nullptr: int8 output requantized in registers (every S >= 33, no
+  // residual), channel c of pixel p at out + p * out_pstride + c, clamped to
+  // [lo, hi]. Else acc receives [npix][acc_stride] int32 sums without bias.
+  int8_t* out;
+  int64_t out_pstride;
+  int32_t lo, hi;
+  int32_t* acc;
+  int acc_stride;
+};
+
+// Depthwise 1x1, stride 1, over dense int8 maps (the "flat" path: per-
+// channel scales such as an input's mean/scale): the input and output are
+// one run of n bytes whose byte i belongs to channel i % P (P the pixel
+// stride; channels [C, P) are padding the kernel must leave unchanged);
+// y = clamp(requant(x * w[c] + bias[c])) for every S >= 33, no residual.
+// dwflat_pack lays out the per-lane constants of one period of
+// lcm(P, 32) bytes (nullptr dst: returns the bytes, 0 when not supported).
+struct DwFlatPackArgs {
+  const int8_t* w;  // [C]
+  int c, p;
+  const int32_t *bias, *mult, *r32, *sh32;
+};
+struct DwFlatArgs {
+  const int8_t* in;
+  int8_t* out;
+  int64_t n;  // bytes; the kernel does a multiple of 32 and returns it
+  const void* pack;
+  int p;
+  int32_t lo, hi;
 };
 
 struct ConvIsa {
@@ -118,6 +178,9 @@ struct ConvIsa {
   // when ceil(P / mr2) * mr2 is below 0.95 * ceil(P / mr) * mr.
   int mr2;
   void (*gemm2)(const GemmArgs&);
+  // Optional fused-requantization variants of gemm / gemm2 (GemmArgs::out).
+  void (*gemm_q)(const GemmArgs&);
+  void (*gemm2_q)(const GemmArgs&);
   // Depthwise kernel over 16-channel blocks (nullptr: portable one is used).
   void (*dw)(const DwArgs&);
   // Packs depthwise weights src[c][tap] (c < c_full) for dw; returns bytes
@@ -125,9 +188,28 @@ struct ConvIsa {
   size_t (*dw_pack)(const int8_t* src, int c_full, int taps, void* dst);
   // Requantizes and stores a run of channels of one pixel.
   void (*epilogue)(const EpilogueArgs&);
-  // Optional variant for inputs without negative values (checked per run,
-  // e.g. after ReLU): another GEMM layout that is exact only for x >= 0.
+  // Optional dw4 depthwise (see DwRowArgs; nullptr: dw above). dw4_cpad is
+  // the pixel stride (bytes) of the padded rows for c channels; dw4_pack
+  // returns the packed bytes when dst is nullptr; dw4_convert turns a padded
+  // row of 2 * ngc + 2 columns into ngc column groups of cp * 4 bytes.
+  int (*dw4_cpad)(int c);
+  size_t (*dw4_pack)(const DwPackArgs& a, void* dst);
+  void (*dw4_convert)(const int8_t* plain, int ngc, int c, int8_t* dst);
+  void (*dw4_row)(const DwRowArgs& a);
+  // Optional flat depthwise 1x1 (DwFlatArgs).
+  size_t (*dwflat_pack)(const DwFlatPackArgs& a, void* dst);
+  int64_t (*dwflat)(const DwFlatArgs& a);
+  // Optional GEMM variants (the driver picks one per run):
+  //   nonneg   exact only for inputs without negative values (one scan of
+  //            the input per run decides; e.g. after ReLU);
+  //   narrow   the same numerics with 8-channel blocks, for groups of at
+  //            most 8 output channels;
+  //   signed8  for groups of at most 8 output channels and any input, exact
+  //            when no weight is -128 (the plan says; sign_abs).
   const ConvIsa* nonneg;
+  const ConvIsa* signed8;
+  const ConvIsa* narrow;
+  bool sign_abs;  // the GEMM takes |x| and sign(w, x): wrong for weights of -128
 };
 
 // Instruction set parts (defined when compiled in for the target).
@@ -141,6 +223,50 @@ const ConvIsa& neon_isa();
 const ConvIsa& neondot_isa();
 #endif
 
+// Copy / fill of a few bytes without a library call (per-pixel loops over
+// small channel counts): overlapping fixed-size moves; copy_small needs
+// n <= 32. static: each instruction-set file gets its own copy (no code is
+// shared across ISA flags).
+static inline void copy_small(void* dst, const void* src, size_t n) {
+  uint8_t* d = static_cast<uint8_t*>(dst);
+  const uint8_t* s = static_cast<const uint8_t*>(src);
+  if (n >= 16) {
+    std::memcpy(d, s, 16);
+    std::memcpy(d + n - 16, s + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(d, s, 8);
+    std::memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(d, s, 4);
+    std::memcpy(d + n - 4, s + n - 4, 4);
+  } else if (n >= 2) {
+    std::memcpy(d, s, 2);
+    std::memcpy(d + n - 2, s + n - 2, 2);
+  } else if (n == 1) {
+    *d = *s;
+  }
+}
+static inline void copy_bytes(void* dst, const void* src, size_t n) {
+  if (n > 32)
+    std::memcpy(dst, src, n);
+  else
+    copy_small(dst, src, n);
+}
+static inline void fill_bytes(void* dst, uint8_t v, size_t n) {
+  uint8_t* d = static_cast<uint8_t*>(dst);
+  if (n > 32) {
+    std::memset(d, v, n);
+    return;
+  }
+  const uint64_t w = 0x0101010101010101ull * v;
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 <= n; i += 8) std::memcpy(d + i, &w, 8);
+    std::memcpy(d + n - 8, &w, 8);
+  } else {
+    for (size_t i = 0; i < n; ++i) d[i] = v;
+  }
+}
+
 // Scalar pieces shared by every ISA (portable/conv_s8_portable.cc).
 void epilogue_scalar(const EpilogueArgs& a);
 void dw_portable(const DwArgs& a);
@@ -149,26 +275,42 @@ size_t dw_pack_s16(const int8_t* src, int c_full, int taps, void* dst);
 // Drivers (portable/conv_driver.cc): run one validated instruction with the
 // given ISA parts.
 void conv(const ConvIsa& isa, const isa::Conv& c, const Memory& mem);
-void deconv(const isa::Conv& c, const Memory& mem);
+void deconv(const ConvIsa& isa, const isa::Conv& c, const Memory& mem);
 
-// Optimized portable kernels of the other instructions (portable/ops_portable.cc).
+// Instruction-set rows of the other instructions (optional; the portable
+// drivers resolve the views and finish what a row function leaves).
+// Eltwise add / sub / mul of int8 rows into a contiguous int8 row (a_step,
+// b_step 1: contiguous; 0: one value for the whole row), whose results all
+// fit int32: |a*Ma| + |b*Mb| (or |a*b*Ma|) < 2^(30 + shift).
+struct EltwiseRowS8 {
+  const int8_t* a;
+  const int8_t* b;
+  int8_t* out;
+  int64_t n, a_step, b_step;
+  isa::EltwiseKind kind;
+  int32_t ma, mb;
+  int shift;
+  int32_t lo, hi;  // output range within int8
+};
+struct OpsIsa {
+  // Each returns the number of leading elements it did.
+  int64_t (*eltwise_s8)(const EltwiseRowS8& r);
+  int64_t (*lut_s8)(const int8_t* in, int8_t* out, int64_t n, const int8_t* table);
+};
+#if defined(__x86_64__)
+const OpsIsa& avx2_ops();
+#endif
+
+// Optimized portable kernels of the other instructions (portable/ops_portable.cc);
+// ops: the instruction set's rows, or nullptr.
 void pool(const isa::Pool& p, const Memory& mem);
-void eltwise(const isa::Eltwise& e, const Memory& mem);
-void lut(const isa::Lut& l, const Memory& mem);
+void eltwise(const isa::Eltwise& e, const Memory& mem, const OpsIsa* ops);
+void lut(const isa::Lut& l, const Memory& mem, const OpsIsa* ops);
 void resize(const isa::Resize& r, const Memory& mem);
 void move(const isa::Move& m, const Memory& mem);
 void fill(const isa::Fill& f, const Memory& mem);
 void argmax(const isa::ArgMax& a, const Memory& mem);
 void preprocess(const isa::Preprocess& p, const Memory& mem);
-
-// CPU features (cpu_features.cc).
-struct CpuFeatures {
-  bool avx2 = false;        // AVX2 + FMA + OS support for ymm state
-  bool avx512vnni = false;  // AVX-512 F/BW/VL + VNNI + OS support for zmm state
-  bool neon = false;
-  bool neon_dot = false;  // ARMv8.2 SDOT/UDOT
-};
-CpuFeatures detect_cpu();
 
 // Kernel tables of the compiled-in paths, fastest first; all bit-exact.
 // names: "avx512vnni", "avx2", "neondot", "neon", "portable".

@@ -9,23 +9,38 @@ namespace openbpu::sim::kern {
 namespace {
 
 void conv_portable(const isa::Conv& c, const Memory& m) { conv(portable_isa(), c, m); }
+void deconv_portable(const isa::Conv& c, const Memory& m) { deconv(portable_isa(), c, m); }
+void eltwise_portable(const isa::Eltwise& e, const Memory& m) { eltwise(e, m, nullptr); }
+void lut_portable(const isa::Lut& l, const Memory& m) { lut(l, m, nullptr); }
 
-#define OPENBPU_TABLE(NAME, CONV) \
-  { NAME, CONV, deconv, pool, eltwise, lut, resize, move, fill, argmax, preprocess }
+// A table: one instruction set's convolution and rows, the portable drivers.
+#define OPENBPU_TABLE(NAME, CONV, DECONV, ELTWISE, LUT)                                       \
+  {                                                                                          \
+    .name = NAME, .conv = CONV, .deconv = DECONV, .pool = pool, .eltwise = ELTWISE, .lut = LUT, \
+    .resize = resize, .move = move, .fill = fill, .argmax = argmax, .preprocess = preprocess    \
+  }
 
-const KernelTable kPortable = OPENBPU_TABLE("portable", conv_portable);
+const KernelTable kPortable = OPENBPU_TABLE("portable", conv_portable, deconv_portable, eltwise_portable, lut_portable);
 
 #if defined(__x86_64__)
 void conv_avx2(const isa::Conv& c, const Memory& m) { conv(avx2_isa(), c, m); }
 void conv_avx512vnni(const isa::Conv& c, const Memory& m) { conv(avx512vnni_isa(), c, m); }
-const KernelTable kAvx2 = OPENBPU_TABLE("avx2", conv_avx2);
-const KernelTable kAvx512Vnni = OPENBPU_TABLE("avx512vnni", conv_avx512vnni);
+void deconv_avx2(const isa::Conv& c, const Memory& m) { deconv(avx2_isa(), c, m); }
+void deconv_avx512vnni(const isa::Conv& c, const Memory& m) { deconv(avx512vnni_isa(), c, m); }
+void eltwise_avx2(const isa::Eltwise& e, const Memory& m) { eltwise(e, m, &avx2_ops()); }
+void lut_avx2(const isa::Lut& l, const Memory& m) { lut(l, m, &avx2_ops()); }
+const KernelTable kAvx2 = OPENBPU_TABLE("avx2", conv_avx2, deconv_avx2, eltwise_avx2, lut_avx2);
+// AVX-512 VNNI CPUs have AVX2: its rows serve the other instructions.
+const KernelTable kAvx512Vnni =
+    OPENBPU_TABLE("avx512vnni", conv_avx512vnni, deconv_avx512vnni, eltwise_avx2, lut_avx2);
 #endif
 #if defined(__aarch64__)
 void conv_neon(const isa::Conv& c, const Memory& m) { conv(neon_isa(), c, m); }
 void conv_neondot(const isa::Conv& c, const Memory& m) { conv(neondot_isa(), c, m); }
-const KernelTable kNeon = OPENBPU_TABLE("neon", conv_neon);
-const KernelTable kNeonDot = OPENBPU_TABLE("neondot", conv_neondot);
+void deconv_neon(const isa::Conv& c, const Memory& m) { deconv(neon_isa(), c, m); }
+void deconv_neondot(const isa::Conv& c, const Memory& m) { deconv(neondot_isa(), c, m); }
+const KernelTable kNeon = OPENBPU_TABLE("neon", conv_neon, deconv_neon, eltwise_portable, lut_portable);
+const KernelTable kNeonDot = OPENBPU_TABLE("neondot", conv_neondot, deconv_neondot, eltwise_portable, lut_portable);
 #endif
 
 #undef OPENBPU_TABLE
@@ -33,7 +48,7 @@ const KernelTable kNeonDot = OPENBPU_TABLE("neondot", conv_neondot);
 }  // namespace
 
 size_t kernel_tables(TableEntry* out, size_t max) {
-  const CpuFeatures f = detect_cpu();
+  const CpuFeatures& f = cpu_features();
   size_t n = 0;
   auto add = [&](const KernelTable* t, bool ok) {
     if (n < max) out[n] = {t, ok};

@@ -109,10 +109,13 @@ bool make_case(Rng& r, bool deconv, Case* out) {
   const int cin_g = cin / groups;
   const int64_t k = static_cast<int64_t>(kh) * kw * cin_g;
   std::vector<int8_t> w(static_cast<size_t>(cout * k));
+  // Symmetric weights ([-127, 127], as the converter quantizes) or the whole
+  // int8 range (-128 sends depthwise to its generic path).
   const bool extreme_w = r.chance(0.2);
+  const int wmin = r.chance(0.5) ? -127 : -128;
   for (auto& v : w)
-    v = static_cast<int8_t>(extreme_w && r.chance(0.5) ? (r.chance(0.5) ? -128 : 127)
-                                                       : r.uniform(-128, 127));
+    v = static_cast<int8_t>(extreme_w && r.chance(0.5) ? (r.chance(0.5) ? wmin : 127)
+                                                       : r.uniform(wmin, 127));
   c.weight = add_const(&a.consts, w.data(), w.size(), static_cast<uint32_t>(w.size()));
   // Bias within the int32 accumulator bound the validator enforces.
   const int64_t room = INT32_MAX - k * 128 * 128;
@@ -214,6 +217,60 @@ TEST(OptConv, RandomConvMatchesReferenceOnEveryPath) { run_cases(1234, false, ca
 
 TEST(OptConv, RandomDeconvMatchesReferenceOnEveryPath) { run_cases(99, true, case_count() / 4); }
 
+// Depthwise 1x1 over dense maps (the per-channel scale after an image
+// input: the flat path), in place or not, pixel strides with padding.
+TEST(OptConv, PerChannelScaleMatchesReference) {
+  Rng r(4321);
+  const auto tables = optimized_tables();
+  int done = 0;
+  while (done < case_count() / 4) {
+    const int C = r.pick<int>({1, 2, 3, 4, 7, 8, 16, 24, 40, 88}), P = C + r.pick<int>({0, 0, 1, 5, 8});
+    const int h = r.uniform(1, 40), w = r.uniform(1, 40);
+    Arena a;
+    isa::Conv c;
+    auto dense = [&](std::vector<uint8_t>* region, isa::Region reg) {
+      isa::TensorRef t;
+      t.region = reg;
+      t.dtype = isa::DType::kInt8;
+      t.offset = region->size() + static_cast<size_t>(r.uniform(0, 8));
+      const int d[4] = {1, h, w, C};
+      const int64_t s[4] = {int64_t{h} * w * P, int64_t{w} * P, P, 1};
+      for (int k = 0; k < 4; ++k) t.dims[k] = d[k], t.strides[k] = s[k];
+      region->resize(t.offset + static_cast<size_t>(h) * w * P + static_cast<size_t>(r.uniform(0, 40)));
+      r.fill(region->data(), region->size(), r.chance(0.2));
+      return t;
+    };
+    c.in = dense(&a.scratch, isa::Region::kScratch);
+    c.out = r.chance(0.4) ? c.in : dense(&a.output, isa::Region::kOutput);
+    c.groups = C;
+    std::vector<int8_t> wt(static_cast<size_t>(C));
+    for (auto& v : wt) v = static_cast<int8_t>(r.uniform(-127, 127));
+    c.weight = add_const(&a.consts, wt.data(), wt.size(), static_cast<uint32_t>(C));
+    std::vector<int32_t> b(static_cast<size_t>(C)), m(static_cast<size_t>(C));
+    std::vector<int8_t> sh(static_cast<size_t>(C));
+    for (int k = 0; k < C; ++k) {
+      b[k] = r.uniform(-20000, 20000);
+      m[k] = std::uniform_int_distribution<int32_t>(1 << 30, INT32_MAX)(r.gen());
+      sh[k] = static_cast<int8_t>(r.uniform(r.chance(0.8) ? 33 : 20, 45));
+    }
+    c.bias = add_const(&a.consts, b.data(), b.size() * 4, static_cast<uint32_t>(C));
+    c.multiplier = add_const(&a.consts, m.data(), m.size() * 4, static_cast<uint32_t>(C));
+    c.shift = add_const(&a.consts, sh.data(), sh.size(), static_cast<uint32_t>(C));
+    if (r.chance(0.4)) c.act_min = 0;
+    if (a.output.empty()) a.output.resize(16);
+    if (a.input.empty()) a.input.resize(16);
+    isa::Instruction ins;
+    ins.opcode = isa::Opcode::kConv;
+    ins.body = c;
+    std::string err;
+    if (!validate_instruction(ins, a.layout(), &err)) continue;
+    ++done;
+    for (const KernelTable* t : tables)
+      ASSERT_TRUE(same_as_reference(ins, a, *t))
+          << "per-channel scale C" << C << " P" << P << " " << h << "x" << w << " case " << done;
+  }
+}
+
 TEST(OptConv, ListsThePaths) {
   std::string names;
   for (const KernelTable* t : available_kernels()) names += std::string(t->name) + " ";
@@ -225,15 +282,19 @@ TEST(OptConv, ListsThePaths) {
 void conv_vnni_emulated(const isa::Conv& c, const Memory& m) {
   kern::conv(kern::avx512vnni_emulated_isa(), c, m);
 }
+void deconv_vnni_emulated(const isa::Conv& c, const Memory& m) {
+  kern::deconv(kern::avx512vnni_emulated_isa(), c, m);
+}
 TEST(OptConv, Avx512VnniGemmThroughSimdeMatchesReference) {
   KernelTable t = *find_kernels("portable");
   t.name = "avx512vnni-simde";
   t.conv = conv_vnni_emulated;
+  t.deconv = deconv_vnni_emulated;
   Rng r(777);
   int done = 0;
   while (done < case_count() / 2) {
     Case cs;
-    if (!make_case(r, false, &cs)) continue;
+    if (!make_case(r, done % 5 == 4, &cs)) continue;
     ++done;
     set_sim_threads(done % 4 == 0 ? 2 : 1);
     ASSERT_TRUE(same_as_reference(cs.ins, cs.arena, t)) << cs.desc << " (case " << done << ")";

@@ -145,6 +145,36 @@ TEST(OptOps, Eltwise) {
   });
 }
 
+// int8 feature maps as the converter lays them out (NHWC, long channel
+// rows, per-channel or per-tensor broadcast of b as in squeeze-excitation
+// blocks): the instruction sets' vector rows and their scalar tails.
+TEST(OptOps, EltwiseInt8FeatureMaps) {
+  check("eltwise int8", 15, [](Rng& r, isa::Instruction* ins, Arena* a) {
+    isa::Eltwise e;
+    e.kind = r.pick<isa::EltwiseKind>(
+        {isa::EltwiseKind::kAdd, isa::EltwiseKind::kSub, isa::EltwiseKind::kMul, isa::EltwiseKind::kMax});
+    const std::vector<int> d = {1, r.uniform(1, 6), r.uniform(1, 6), r.uniform(1, 200)};
+    e.a = place(r, &a->input, isa::Region::kInput, DType::kInt8, d, false);
+    e.b = place(r, &a->scratch, isa::Region::kScratch, DType::kInt8, d, false);
+    const int bc = r.uniform(0, 3);
+    if (bc == 1) e.b.strides[1] = e.b.strides[2] = 0;  // one value per channel
+    if (bc == 2) e.b.strides[3] = 0;                    // one value per pixel
+    // In place over b (scratch, which the comparison covers) or a new output.
+    e.out = bc == 0 && r.chance(0.3) ? e.b
+                                     : place(r, &a->output, isa::Region::kOutput, DType::kInt8, d, false);
+    requant_params(r, &e.multiplier_a, &e.shift);
+    if (r.chance(0.5)) {  // converter-like: M in [2^30, 2^31), S in [30, 50]
+      e.multiplier_a = r.uniform(1 << 30, INT32_MAX);
+      e.shift = r.uniform(30, 50);
+    }
+    e.multiplier_b = r.chance(0.5) ? e.multiplier_a : r.uniform(1, INT32_MAX);
+    acts(r, DType::kInt8, &e.act_min, &e.act_max);
+    ins->opcode = isa::Opcode::kEltwise;
+    ins->body = e;
+    return true;
+  });
+}
+
 TEST(OptOps, Lut) {
   check("lut", 13, [](Rng& r, isa::Instruction* ins, Arena* a) {
     isa::Lut l;

@@ -178,8 +178,19 @@ void epilogue_neon(const EpilogueArgs& a) {
 
 const ConvIsa& neon_isa() {
   static const ConvIsa isa = {
-      "neon",       kMr, kNr,     /*kg=*/1, /*kpad=*/8,  /*esize=*/2,   InputFormat::kS16,
-      gemm_k1_neon, 0,   nullptr, dw_neon,  dw_pack_s16, epilogue_neon, nullptr,
+      .name = "neon",
+      .mr = kMr,
+      .nr = kNr,
+      .kg = 1,
+      .kpad = 8,
+      .esize = 2,
+      .fmt = InputFormat::kS16,
+      .gemm = gemm_k1_neon,
+      .mr2 = 0,
+      .gemm2 = nullptr,
+      .dw = dw_neon,
+      .dw_pack = dw_pack_s16,
+      .epilogue = epilogue_neon,
   };
   return isa;
 }

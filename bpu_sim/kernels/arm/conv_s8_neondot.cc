@@ -56,9 +56,19 @@ void gemm_k4_sdot(const GemmArgs& a) {
 
 const ConvIsa& neondot_isa() {
   static const ConvIsa isa = {
-      "neondot",           kMr,          kNr, /*kg=*/4, /*kpad=*/16,   /*esize=*/1,
-      InputFormat::kS8,    gemm_k4_sdot, 0,   nullptr,  neon_isa().dw, neon_isa().dw_pack,
-      neon_isa().epilogue, nullptr,
+      .name = "neondot",
+      .mr = kMr,
+      .nr = kNr,
+      .kg = 4,
+      .kpad = 16,
+      .esize = 1,
+      .fmt = InputFormat::kS8,
+      .gemm = gemm_k4_sdot,
+      .mr2 = 0,
+      .gemm2 = nullptr,
+      .dw = neon_isa().dw,
+      .dw_pack = neon_isa().dw_pack,
+      .epilogue = neon_isa().epilogue,
   };
   return isa;
 }

@@ -194,9 +194,19 @@ HelperPool& pool_for_this_thread() {
 
 // Per-thread scratch.
 struct Workspace {
-  AlignedBuf dense, zero, acc, col;
+  AlignedBuf dense, zero, acc, col, ring;
+  AlignedBuf zeros;       // all zero bytes, zeros_n of them
+  size_t zeros_n = 0;
+  const uint8_t* zeroed(size_t n) {  // n zero bytes (cleared only when it grows)
+    if (n > zeros_n) {
+      std::memset(zeros.get(n), 0, n);
+      zeros_n = n;
+    }
+    return zeros.data();
+  }
   std::vector<const void*> rows;
   std::vector<const int8_t*> px;
+  std::vector<int8_t*> outp;
 };
 Workspace& workspace() {
   thread_local Workspace ws;
@@ -212,15 +222,18 @@ T* grow(std::vector<T>& v, size_t n) {
 // The largest per-task scratch of a parallel loop; every participating
 // thread sizes its workspace to it first.
 struct Needs {
-  size_t rows = 0, px = 0, acc_bytes = 0, col_bytes = 0;
+  size_t rows = 0, px = 0, outp = 0, acc_bytes = 0, col_bytes = 0, ring_bytes = 0, zero_bytes = 0;
 };
 void size_workspace(const void* n) {
   const Needs& need = *static_cast<const Needs*>(n);
   Workspace& w = workspace();
   grow(w.rows, need.rows);
   grow(w.px, need.px);
+  grow(w.outp, need.outp);
   w.acc.get(need.acc_bytes);
   w.col.get(need.col_bytes);
+  w.ring.get(need.ring_bytes);
+  w.zeroed(need.zero_bytes);
 }
 
 template <class F>
@@ -247,10 +260,14 @@ struct ConvPlan {
   int cin_g = 0, cout_g = 0, taps = 0, cin_pad = 0, nblk = 0;  // gemm geometry per group
   size_t block_bytes = 0;                                      // one packed NR block
   int c_full = 0;                                              // depthwise vector channels
+  bool dw4 = false;  // depthwise through ConvIsa::dw4_row (no weight is -128)
+  int dw4_cp = 0;
+  size_t flat_bytes = 0, flat_off = 0;  // depthwise 1x1: ConvIsa::dwflat constants in w
   AlignedBuf w;
   std::vector<int32_t> bias, mult, rmult, m_odd, rm_odd, r32, sh32;
   std::vector<int64_t> c1, s64, off;
   std::vector<int8_t> shift;
+  bool has_m128 = false;  // a weight equals -128 (ConvIsa::sign_abs GEMMs are not exact)
   bool m_le_2s = true;   // every M <= 2^S
   bool has_s63 = false;  // some S == 63
   bool s_ge33 = true;    // every S >= 33
@@ -261,11 +278,13 @@ struct PlanKey {
   const uint8_t* consts;
   uint64_t w, b, m, s, r;
   int32_t cin, cout, groups, kh, kw;
-  uint8_t int32_out, residual;
+  int64_t ps;  // input pixel stride (the flat depthwise period)
+  uint8_t int32_out, residual, transposed;
   bool operator==(const PlanKey& o) const {
     return isa == o.isa && consts == o.consts && w == o.w && b == o.b && m == o.m && s == o.s &&
            r == o.r && cin == o.cin && cout == o.cout && groups == o.groups && kh == o.kh &&
-           kw == o.kw && int32_out == o.int32_out && residual == o.residual;
+           kw == o.kw && ps == o.ps && int32_out == o.int32_out && residual == o.residual &&
+           transposed == o.transposed;
   }
 };
 struct PlanKeyHash {
@@ -313,7 +332,8 @@ T load_const(const Memory& mem, const isa::ConstRef& r, int64_t i) {
 }
 
 std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, const Memory& mem,
-                                     bool int32_out, bool residual, bool depthwise) {
+                                     bool int32_out, bool residual, bool depthwise,
+                                     bool transposed) {
   auto plan = std::make_unique<ConvPlan>();
   ConvPlan& p = *plan;
   const int cout = c.out.dims[3], cin = c.in.dims[3], groups = c.groups;
@@ -372,6 +392,26 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
   }
 
   if (depthwise) {
+    bool m128 = false;
+    for (int64_t i = 0; i < static_cast<int64_t>(cout) * p.taps; ++i) m128 |= w[i] == -128;
+    if (isa.dw4_row != nullptr && !m128 && c.dilation_w == 1) {
+      p.dw4 = true;
+      p.dw4_cp = isa.dw4_cpad(cout);
+      const DwPackArgs a{w,         cout,          c.kernel_h,   c.kernel_w,
+                         p.bias.data(), p.mult.data(), p.r32.data(), p.sh32.data()};
+      const size_t bytes = round_up(static_cast<int64_t>(isa.dw4_pack(a, nullptr)), 64);
+      // 1x1 kernels may also run flat (per-channel scales): its constants follow.
+      DwFlatPackArgs f{w, cout, static_cast<int>(c.in.strides[2]), p.bias.data(), p.mult.data(),
+                       p.r32.data(), p.sh32.data()};
+      if (isa.dwflat_pack != nullptr && c.kernel_h == 1 && c.kernel_w == 1 &&
+          c.in.strides[2] >= cout && c.in.strides[2] <= 256)
+        p.flat_bytes = isa.dwflat_pack(f, nullptr);
+      p.flat_off = bytes;
+      uint8_t* dst = p.w.get(bytes + p.flat_bytes + 64);
+      isa.dw4_pack(a, dst);
+      if (p.flat_bytes != 0) isa.dwflat_pack(f, dst + bytes);
+      return plan;
+    }
     p.c_full = cout / 16 * 16;
     const size_t bytes = isa.dw_pack(w, p.c_full, p.taps, nullptr);
     isa.dw_pack(w, p.c_full, p.taps, p.w.get(bytes + 64));
@@ -382,7 +422,10 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
   // few input channels per group the taps are gathered per pixel (im2col)
   // and the weights [co][kh][kw][ci] are already one K-long row per channel.
   const int nr = isa.nr, kg = isa.kg;
-  if (groups == 1 && c.kernel_w > 1 && c.dilation_w == 1) {
+  if (transposed) {
+    // Transposed convolution: one row per (tap, output pixel), the input
+    // pixel that tap reaches or the zero row.
+  } else if (groups == 1 && c.kernel_w > 1 && c.dilation_w == 1) {
     // The kernel_w taps of one kernel row read kernel_w consecutive pixels of
     // a padded dense copy: one "tap" per kernel row, [kw][ci] contiguous in
     // both the copy and the weights.
@@ -413,6 +456,7 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
           for (int ci = 0; ci < p.cin_g; ++ci) {
             const int8_t v = wc[t * p.cin_g + ci];
             sum += v;
+            p.has_m128 |= v == -128;
             const size_t e = (static_cast<size_t>(t) * (p.cin_pad / kg) + ci / kg) * nr * kg +
                              static_cast<size_t>(j) * kg + ci % kg;
             if (isa.esize == 2) {
@@ -433,8 +477,23 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
   return plan;
 }
 
-std::shared_ptr<const ConvPlan> get_plan(const ConvIsa& isa, const isa::Conv& c, const Memory& mem,
-                                         bool int32_out, bool residual, bool depthwise) {
+// Bumped (under the cache's mutex) whenever pinning changes: each thread's
+// front cache of pinned plans is valid while the epoch it saw is current.
+std::atomic<uint64_t> g_plan_epoch{1};
+
+// The plan of an instruction for one ISA. Pinned blobs' plans are served
+// from a per-thread front cache without a lock; they stay alive in it until
+// this thread's next call after the epoch changed, so the pointer is valid
+// for the caller's instruction. Others are checked by fingerprint; the last
+// one stays held for this thread.
+const ConvPlan* get_plan(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, bool int32_out,
+                         bool residual, bool depthwise, bool transposed) {
+  struct Local {
+    uint64_t epoch = 0;
+    std::unordered_map<PlanKey, std::shared_ptr<const ConvPlan>, PlanKeyHash> plans;
+    std::shared_ptr<const ConvPlan> held;
+  };
+  thread_local Local local;
   PlanCache& cache = plan_cache();
   PlanKey key{&isa,
               mem.constants.data,
@@ -448,8 +507,17 @@ std::shared_ptr<const ConvPlan> get_plan(const ConvIsa& isa, const isa::Conv& c,
               c.groups,
               c.kernel_h,
               c.kernel_w,
+              c.in.strides[2],
               static_cast<uint8_t>(int32_out),
-              static_cast<uint8_t>(residual)};
+              static_cast<uint8_t>(residual),
+              static_cast<uint8_t>(transposed)};
+  const uint64_t epoch = g_plan_epoch.load(std::memory_order_acquire);
+  if (local.epoch != epoch) {
+    local.plans.clear();
+    local.epoch = epoch;
+  }
+  auto hit = local.plans.find(key);
+  if (hit != local.plans.end()) return hit->second.get();
   bool pinned = false;
   std::shared_ptr<const ConvPlan> plan;
   {
@@ -459,15 +527,25 @@ std::shared_ptr<const ConvPlan> get_plan(const ConvIsa& isa, const isa::Conv& c,
     auto it = cache.plans.find(key);
     if (it != cache.plans.end()) plan = it->second;
   }
-  if (plan && pinned) return plan;
-  const uint64_t fp = fingerprint(c, mem, int32_out, residual);
-  if (plan && plan->fingerprint == fp) return plan;
-  std::unique_ptr<ConvPlan> fresh = build_plan(isa, c, mem, int32_out, residual, depthwise);
-  fresh->fingerprint = fp;
-  std::shared_ptr<const ConvPlan> shared(std::move(fresh));
-  std::lock_guard<std::mutex> lk(cache.mu);
-  cache.plans[key] = shared;
-  return shared;
+  if (!plan || !pinned) {
+    const uint64_t fp = fingerprint(c, mem, int32_out, residual);
+    if (!plan || plan->fingerprint != fp) {
+      std::unique_ptr<ConvPlan> fresh =
+          build_plan(isa, c, mem, int32_out, residual, depthwise, transposed);
+      fresh->fingerprint = fp;
+      plan = std::shared_ptr<const ConvPlan>(std::move(fresh));
+      std::lock_guard<std::mutex> lk(cache.mu);
+      cache.plans[key] = plan;
+    }
+  }
+  // The epoch is rechecked: a pin or unpin since the lookup may concern
+  // this blob, and the plan must then not outlive this call in the front.
+  if (pinned && g_plan_epoch.load(std::memory_order_acquire) == epoch) {
+    local.plans[key] = plan;
+    return plan.get();
+  }
+  local.held = std::move(plan);
+  return local.held.get();
 }
 
 RequantParams make_rq(const ConvPlan& p, const isa::Conv& c, bool int32_out, bool residual) {
@@ -524,6 +602,33 @@ Geometry geometry(const isa::Conv& c) {
   return {c.in.dims[0],  c.in.dims[1],  c.in.dims[2], c.in.dims[3], c.out.dims[1],
           c.out.dims[2], c.out.dims[3], c.kernel_h,   c.kernel_w,   c.stride_h,
           c.stride_w,    c.pad_top,     c.pad_left,   c.dilation_h, c.dilation_w};
+}
+
+// Requantizes the accumulators of npix pixels of one output row (pixel
+// stride acc_stride), channels [co0, co0 + nch), into output pixels
+// (n, oh, ow0 ...); res is null without a residual.
+void epilogue_run(const ConvIsa& isa, bool vec_out, const isa::Conv& c, const RequantParams& rq,
+                  const OutView& out, const OutView* res, const int32_t* acc, int acc_stride,
+                  int npix, int co0, int nch, int64_t n, int64_t oh, int64_t ow0) {
+  EpilogueArgs e;
+  e.acc = acc;
+  e.n = nch;
+  e.co0 = co0;
+  e.npix = npix;
+  e.acc_pstride = acc_stride;
+  e.out = out.at(n, oh, ow0, co0);
+  e.out_pstride = c.out.strides[2] * out.esize;
+  e.out_cstride = c.out.strides[3];
+  e.out_type = c.out.dtype;
+  e.residual = res != nullptr ? res->at(n, oh, ow0, co0) : nullptr;
+  e.res_pstride = res != nullptr ? c.residual.strides[2] * res->esize : 0;
+  e.res_cstride = res != nullptr ? c.residual.strides[3] : 0;
+  e.res_type = res != nullptr ? c.residual.dtype : isa::DType::kInt8;
+  e.rq = &rq;
+  if (vec_out)
+    isa.epilogue(e);
+  else
+    epilogue_scalar(e);
 }
 
 // ---------------------------------------------------------------------------
@@ -600,330 +705,673 @@ void conv_depthwise(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, c
         ap[ch] = s;
       }
     }
-    EpilogueArgs e;
-    e.acc = acc;
-    e.n = static_cast<int>(C);
-    e.co0 = 0;
-    e.npix = static_cast<int>(g.ow);
-    e.acc_pstride = acc_stride;
-    e.out = out.at(n, oh, 0, 0);
-    e.out_pstride = c.out.strides[2] * out.esize;
-    e.out_cstride = c.out.strides[3];
-    e.out_type = c.out.dtype;
-    e.residual = residual ? res.at(n, oh, 0, 0) : nullptr;
-    e.res_pstride = residual ? c.residual.strides[2] * res.esize : 0;
-    e.res_cstride = residual ? c.residual.strides[3] : 0;
-    e.res_type = residual ? c.residual.dtype : isa::DType::kInt8;
-    e.rq = &rq;
-    if (vec_out)
-      isa.epilogue(e);
-    else
-      epilogue_scalar(e);
+    epilogue_run(isa, vec_out, c, rq, out, residual ? &res : nullptr, acc, acc_stride,
+                 static_cast<int>(g.ow), 0, static_cast<int>(C), n, oh, 0);
   };
   parallel_for(static_cast<int>(g.n * g.oh), row, &needs);
 }
 
 // ---------------------------------------------------------------------------
-// Indirect GEMM (int8 input).
+// Depthwise through ConvIsa::dw4_row (int8 input, dilation_w 1, no weight
+// equal to -128). Each task (a band of output rows) keeps a ring of the
+// input rows it reads, each converted once: copied into a zero-padded row of
+// pixel stride cp (channels [C, cp) zero) that covers every tap of the
+// row's outputs, then into column groups (ConvIsa::dw4_convert). Per ring
+// row a flag says whether it holds a negative value, so output rows of
+// non-negative inputs (after ReLU) take the kernel's cheaper variant.
 
-// Copies the input into [N][IH][IW][cs] elements of the ISA's format and
-// returns the element stride cs; channels [Cin, cs) are zero.
-int64_t dense_input(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const ConvPlan& p,
-                    Workspace& ws, uint8_t** out) {
-  const Geometry g = geometry(c);
-  const int64_t cs = round_up(std::max<int64_t>(g.cin, (c.groups - 1) * p.cin_g + p.cin_pad), 4);
-  const int es = isa.esize;
-  uint8_t* d = ws.dense.get(static_cast<size_t>(g.n * g.ih * g.iw * cs * es) + 64);
-  const int8_t* src = reinterpret_cast<const int8_t*>(mem.ptr(c.in));
+struct Dw4Geometry {
+  int64_t hp;          // padded rows per image
+  int64_t cols;        // columns of a padded row (2 * ngc + 2)
+  int ngc;             // column groups per row
+  int64_t group_bytes;  // one converted row
+  int span;            // ring rows: the padded rows one output row reads
+};
+
+// Copies padded row y (image n) into dst ([cols][cp], zero outside the image
+// and in channels [C, cp)); returns true when a copied value is negative
+// (bytes past C of an 8-byte word count too: a conservative answer). false
+// with nothing copied when the row is outside the image.
+bool dw4_fill_row(const isa::Conv& c, const Geometry& g, const Dw4Geometry& d, int cp,
+                  const int8_t* src, const uint8_t* src_end, int64_t n, int64_t y, int8_t* dst,
+                  bool* inside) {
+  const int64_t iy = y - g.pt;
+  *inside = iy >= 0 && iy < g.ih;
+  if (!*inside) return false;
   const int64_t* st = c.in.strides;
-  const int64_t rows = g.n * g.ih;
-  const int64_t cin = g.cin;
-  const InputFormat fmt = isa.fmt;
-  auto copy_row = [&](int r) {
-    const int64_t n = r / g.ih, y = r % g.ih;
-    for (int64_t x = 0; x < g.iw; ++x) {
-      const int8_t* s = src + n * st[0] + y * st[1] + x * st[2];
-      uint8_t* o = d + ((n * g.ih + y) * g.iw + x) * cs * es;
-      if (fmt == InputFormat::kS16) {
-        int16_t* o16 = reinterpret_cast<int16_t*>(o);
-        if (st[3] == 1) {
-          for (int64_t ch = 0; ch < cin; ++ch) o16[ch] = s[ch];
-        } else {
-          for (int64_t ch = 0; ch < cin; ++ch) o16[ch] = s[ch * st[3]];
-        }
-        for (int64_t ch = cin; ch < cs; ++ch) o16[ch] = 0;
-      } else {
-        // Byte stores may alias anything: keep the bounds in locals.
-        const uint8_t flip = fmt == InputFormat::kU8 ? 0x80 : 0;
-        const int64_t n_in = cin, n_all = cs, s3 = st[3];
-        if (s3 == 1 && flip == 0) {
-          std::memcpy(o, s, static_cast<size_t>(n_in));
-        } else if (s3 == 1) {
-          for (int64_t ch = 0; ch < n_in; ++ch) o[ch] = static_cast<uint8_t>(s[ch] ^ -128);
-        } else {
-          for (int64_t ch = 0; ch < n_in; ++ch) o[ch] = static_cast<uint8_t>(s[ch * s3]) ^ flip;
-        }
-        std::memset(o + n_in, flip, static_cast<size_t>(n_all - n_in));
-      }
+  const int64_t x0 = std::min<int64_t>(d.cols, std::max<int64_t>(0, g.pl));  // first in-image x
+  const int64_t x1 = std::max<int64_t>(x0, std::min<int64_t>(d.cols, g.pl + g.iw));
+  std::memset(dst, 0, static_cast<size_t>(x0 * cp));
+  std::memset(dst + x1 * cp, 0, static_cast<size_t>((d.cols - x1) * cp));
+  const int8_t* row = src + n * st[0] + iy * st[1];
+  const int64_t C = g.cin;
+  uint64_t any = 0;
+  if (cp == C && st[2] == C && st[3] == 1) {  // dense pixels: one copy
+    const int8_t* s = row + (x0 - g.pl) * C;
+    int8_t* o = dst + x0 * cp;
+    const int64_t bytes = (x1 - x0) * C;
+    std::memcpy(o, s, static_cast<size_t>(bytes));
+    int64_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+      uint64_t v;
+      std::memcpy(&v, o + i, 8);
+      any |= v;
     }
-  };
-  parallel_for(static_cast<int>(rows), copy_row);
-  *out = d;
-  return cs;
+    for (; i < bytes; ++i) any |= static_cast<uint8_t>(o[i]);
+    return (any & 0x8080808080808080ull) != 0;
+  }
+  const int64_t words = (C + 7) / 8;
+  for (int64_t x = x0; x < x1; ++x) {
+    const int8_t* s = row + (x - g.pl) * st[2];
+    int8_t* o = dst + x * cp;
+    if (st[3] != 1) {
+      for (int64_t k = 0; k < C; ++k) any |= static_cast<uint8_t>(o[k] = s[k * st[3]]);
+    } else if (reinterpret_cast<const uint8_t*>(s) + words * 8 <= src_end) {
+      for (int64_t k = 0; k < words; ++k) {  // whole words (cp >= words * 8; the tail is cleared)
+        uint64_t v;
+        std::memcpy(&v, s + 8 * k, 8);
+        any |= v;
+        std::memcpy(o + 8 * k, &v, 8);
+      }
+    } else {
+      for (int64_t k = 0; k < C; ++k) any |= static_cast<uint8_t>(o[k] = s[k]);
+    }
+    fill_bytes(o + C, 0, static_cast<size_t>(cp - C));
+  }
+  return (any & 0x8080808080808080ull) != 0;
 }
 
-// Row-tap mode: copies the input into a zero-padded [N][Hp][Wp][Cin] buffer
-// covering every tap of every output pixel (padded coordinates y = ih +
-// pad_top, x = iw + pad_left), in the ISA's format.
-uint8_t* dense_padded(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const ConvPlan& p,
-                      Workspace& ws, int64_t* hp_out, int64_t* wp_out) {
-  const Geometry g = geometry(c);
-  const int64_t hp = (g.oh - 1) * g.sh + static_cast<int64_t>(g.kh - 1) * g.dh + 1;
-  const int64_t wp = (g.ow - 1) * g.sw + g.kw;
-  const int es = isa.esize;
-  const int64_t cin = g.cin, row_elems = wp * cin;
-  const size_t bytes = static_cast<size_t>(g.n * hp * row_elems * es + (p.cin_pad + 64) * es);
-  uint8_t* d = ws.dense.get(bytes);
-  const uint8_t zb = isa.fmt == InputFormat::kU8 ? 0x80 : 0;
-  std::memset(d + g.n * hp * row_elems * es, zb, static_cast<size_t>((p.cin_pad + 64) * es));
-  const int8_t* src = reinterpret_cast<const int8_t*>(mem.ptr(c.in));
-  const int64_t* st = c.in.strides;
-  auto zero = [&](uint8_t* o, int64_t elems) {
-    std::memset(o, es == 2 ? 0 : zb, static_cast<size_t>(elems * es));
-  };
-  auto copy_row = [&](int r) {
-    const int64_t n = r / hp, y = r % hp, ih = y - g.pt;
-    uint8_t* o = d + r * row_elems * es;
-    if (ih < 0 || ih >= g.ih) {
-      zero(o, row_elems);
-      return;
-    }
-    const int64_t x0 = std::min<int64_t>(wp, std::max<int64_t>(0, g.pl));  // first in-image x
-    const int64_t x1 =
-        std::max<int64_t>(x0, std::min<int64_t>(wp, g.pl + g.iw));  // end of in-image x
-    zero(o, x0 * cin);
-    zero(o + x1 * cin * es, (wp - x1) * cin);
-    for (int64_t x = x0; x < x1; ++x) {
-      const int8_t* s = src + n * st[0] + ih * st[1] + (x - g.pl) * st[2];
-      uint8_t* px = o + x * cin * es;
-      if (es == 2) {
-        int16_t* p16 = reinterpret_cast<int16_t*>(px);
-        if (st[3] == 1) {
-          for (int64_t ch = 0; ch < cin; ++ch) p16[ch] = s[ch];
-        } else {
-          for (int64_t ch = 0; ch < cin; ++ch) p16[ch] = s[ch * st[3]];
-        }
-      } else if (st[3] == 1 && zb == 0) {
-        std::memcpy(px, s, static_cast<size_t>(cin));
-      } else {
-        const int64_t n_in = cin, s3 = st[3];
-        const uint8_t flip = zb;
-        for (int64_t ch = 0; ch < n_in; ++ch) px[ch] = static_cast<uint8_t>(s[ch * s3]) ^ flip;
-      }
-    }
-  };
-  parallel_for(static_cast<int>(g.n * hp), copy_row);
-  *hp_out = hp;
-  *wp_out = wp;
-  return d;
-}
-
-void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const ConvPlan& p,
-               const RequantParams& rq, bool residual) {
-  const Geometry g = geometry(c);
-  Workspace& ws = workspace();
-  uint8_t* dense = nullptr;
-  int64_t hp = 0, wp = 0;
-  int64_t cs = 0;
-  if (p.rowtap) {
-    dense = dense_padded(isa, c, mem, p, ws, &hp, &wp);
-    cs = g.cin;
-  } else if (!p.im2col) {
-    cs = dense_input(isa, c, mem, p, ws, &dense);
-  }
-  const int es = isa.esize;
-  const int8_t* src = reinterpret_cast<const int8_t*>(mem.ptr(c.in));
-  const int64_t* ist = c.in.strides;
-  const int cin_g_src = p.im2col ? p.cin_g / (g.kh * g.kw) : p.cin_g;
-  // Zero row: the format's zero (0x80 for u8) for taps outside the image.
-  uint8_t* zero = ws.zero.get(static_cast<size_t>(cs * es) + 64);
-  std::memset(zero, isa.fmt == InputFormat::kU8 ? 0x80 : 0, static_cast<size_t>(cs * es) + 64);
-
-  const int64_t pixels = g.n * g.oh * g.ow;
-  int mr = isa.mr;
-  void (*gemm)(const GemmArgs&) = isa.gemm;
-  if (isa.mr2 > 0) {
-    const int64_t rows1 = (pixels + mr - 1) / mr * mr,
-                  rows2 = (pixels + isa.mr2 - 1) / isa.mr2 * isa.mr2;
-    if (rows2 * 100 < rows1 * 95) mr = isa.mr2, gemm = isa.gemm2;
-  }
-  const int nr = isa.nr, taps = p.taps;
-  const int64_t tiles = (pixels + mr - 1) / mr;
-  // Pixel chunks: every weight block of the group sweeps over the tiles of a
-  // chunk, so the chunk's input (and the im2col rows) should stay in L2 and
-  // its accumulators too; large chunks stream big weight sets fewer times.
-  const uint8_t zero_byte = isa.fmt == InputFormat::kU8 ? 0x80 : 0;
-  const int64_t px_in_bytes =
-      p.im2col ? static_cast<int64_t>(p.cin_pad) * es
-               : std::max<int64_t>(1, g.cin * es * std::min<int64_t>(4, int64_t{g.sh} * g.sw));
-  const int64_t px_acc_bytes = static_cast<int64_t>(p.nblk) * nr * 4;
-  const int64_t chunk_px =
-      std::max<int64_t>(mr, std::min((256 * 1024) / px_in_bytes, (192 * 1024) / px_acc_bytes));
-  int64_t chunk_tiles = std::max<int64_t>(1, chunk_px / mr);
-  const int threads = conv_threads();
-  const int64_t chunks_min = threads > 1 ? 2 * threads : 1;
-  if (threads > 1 && (tiles + chunk_tiles - 1) / chunk_tiles < chunks_min)
-    chunk_tiles = std::max<int64_t>(1, (tiles + chunks_min - 1) / chunks_min);
-  const int64_t chunks = (tiles + chunk_tiles - 1) / chunk_tiles;
-  // With few chunks and several threads, split the weight blocks too.
-  int nsplit = 1;
-  if (threads > 1 && chunks * c.groups < 2 * threads)
-    nsplit = static_cast<int>(std::min<int64_t>(p.nblk, (2 * threads + chunks - 1) / chunks));
-  const OutView out = out_view(mem, c.out);
-  const OutView res = residual ? out_view(mem, c.residual) : OutView{};
-  const bool vec_out = c.out.strides[3] == 1 && (!residual || c.residual.strides[3] == 1);
-  const int64_t pix_per_img = g.oh * g.ow;
-
-  const int max_acc_stride = ((p.nblk + nsplit - 1) / nsplit) * nr;
+// Output rows [r0, r1) (over n * oh) of a dw4 convolution.
+struct Dw4Run {
+  const ConvIsa& isa;
+  const isa::Conv& c;
+  const ConvPlan& p;
+  const RequantParams& rq;
+  Geometry g;
+  Dw4Geometry d;
+  const int8_t* src;
+  const uint8_t* src_end;
+  OutView out, res;
+  bool residual, fused, vec_out;
+  int acc_stride;
   Needs needs;
-  needs.rows = static_cast<size_t>(chunk_tiles * taps * mr);
-  needs.acc_bytes = static_cast<size_t>(chunk_tiles * mr) * max_acc_stride * 4 + 64;
-  needs.col_bytes = p.im2col ? static_cast<size_t>(chunk_tiles * mr) * p.cin_pad * es + 64 : 0;
-  // Accumulators of a chunk: [chunk pixels][weight blocks of the task * NR].
-  auto task = [&](int ti) {
-    const int split = ti % nsplit;
-    const int64_t chunk = (ti / nsplit) % chunks;
-    const int grp = static_cast<int>(ti / nsplit / chunks);
-    const int b0 = static_cast<int>(static_cast<int64_t>(p.nblk) * split / nsplit);
-    const int b1 = static_cast<int>(static_cast<int64_t>(p.nblk) * (split + 1) / nsplit);
-    const int64_t t0 = chunk * chunk_tiles, t1 = std::min(tiles, t0 + chunk_tiles);
-    const int64_t px0 = t0 * mr, npx = std::min(pixels, t1 * mr) - px0;
-    const int acc_stride = (b1 - b0) * nr;
-    // Scratch sized for the largest task, whichever thread runs which task,
-    // so that no later run allocates.
+
+  void rows(int64_t r0, int64_t r1) const {
     Workspace& tw = workspace();
-    const void** rows = grow(tw.rows, needs.rows);
-    int32_t* acc = reinterpret_cast<int32_t*>(tw.acc.get(needs.acc_bytes));
-    const uint8_t* gbase =
-        dense != nullptr ? dense + static_cast<int64_t>(grp) * p.cin_g * es : nullptr;
-    // Row pointers of every tile of the chunk: [tile][tap][m]; pixel
-    // coordinates advance incrementally (no division per pixel).
-    int64_t pn = px0 / pix_per_img, poh = (px0 % pix_per_img) / g.ow, pow_ = px0 % g.ow;
-    uint8_t* col = p.im2col ? tw.col.get(needs.col_bytes) : nullptr;
-    for (int64_t i = 0; i < (t1 - t0) * mr; ++i) {
-      const void** tr = rows + (i / mr) * taps * mr + (i % mr);
-      if (px0 + i >= pixels) {  // padding rows of the last tile repeat its first pixel
-        for (int t = 0; t < taps; ++t) tr[t * mr] = tr[t * mr - (i % mr)];
+    const int8_t** rp = grow(tw.px, needs.px);
+    int32_t* acc = fused ? nullptr : reinterpret_cast<int32_t*>(tw.acc.get(needs.acc_bytes));
+    int8_t* ring = reinterpret_cast<int8_t*>(tw.ring.get(needs.ring_bytes));
+    int8_t* plain = ring + static_cast<int64_t>(d.span) * d.group_bytes;
+    int64_t* tag = reinterpret_cast<int64_t*>(plain + d.cols * p.dw4_cp + 64);
+    uint8_t* neg = reinterpret_cast<uint8_t*>(tag + d.span);
+    for (int k = 0; k < d.span; ++k) tag[k] = -1;
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t n = r / g.oh, oy = r % g.oh;
+      bool nonneg = true;
+      for (int kh = 0; kh < g.kh; ++kh) {
+        const int64_t y = oy * g.sh + static_cast<int64_t>(kh) * g.dh;
+        const int slot = static_cast<int>(y % d.span);
+        int8_t* gr = ring + slot * d.group_bytes;
+        const int64_t iy = y - g.pt;
+        if (iy < 0 || iy >= g.ih) {  // outside the image: the shared zero row
+          rp[kh] = reinterpret_cast<const int8_t*>(tw.zeroed(needs.zero_bytes));
+          continue;
+        }
+        if (tag[slot] != n * d.hp + y) {
+          bool inside = false;
+          neg[slot] = dw4_fill_row(c, g, d, p.dw4_cp, src, src_end, n, y, plain, &inside);
+          isa.dw4_convert(plain, d.ngc, static_cast<int>(g.cout), gr);
+          tag[slot] = n * d.hp + y;
+        }
+        nonneg = nonneg && neg[slot] == 0;
+        rp[kh] = gr;
+      }
+      DwRowArgs a;
+      a.rows = rp;
+      a.kh = g.kh, a.kw = g.kw, a.stride = g.sw;
+      a.npix = static_cast<int>(g.ow);
+      a.c = static_cast<int>(g.cout);
+      a.cp = p.dw4_cp;
+      a.nonneg = nonneg;
+      a.pack = p.w.data();
+      a.out = fused ? reinterpret_cast<int8_t*>(out.at(n, oy, 0, 0)) : nullptr;
+      a.out_pstride = c.out.strides[2] * out.esize;
+      a.lo = rq.lo, a.hi = rq.hi;
+      a.acc = acc;
+      a.acc_stride = acc_stride;
+      isa.dw4_row(a);
+      if (!fused) epilogue_row(n, oy, acc);
+    }
+  }
+
+  void epilogue_row(int64_t n, int64_t oy, const int32_t* acc) const {
+    epilogue_run(isa, vec_out, c, rq, out, residual ? &res : nullptr, acc, acc_stride,
+                 static_cast<int>(g.ow), 0, static_cast<int>(g.cout), n, oy, 0);
+  }
+};
+
+void conv_dw4(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const ConvPlan& p,
+              const RequantParams& rq, bool residual) {
+  const Geometry g = geometry(c);
+  const int cp = p.dw4_cp;
+  Dw4Geometry d;
+  d.hp = (g.oh - 1) * g.sh + static_cast<int64_t>(g.kh - 1) * g.dh + 1;
+  // Groups per kernel row: ceil((kw + parity) / 4); the last one a pixel
+  // reads starts at column (ow - 1) * sw - parity + 4 * (groups - 1).
+  d.ngc = static_cast<int>(((g.ow - 1) * g.sw) / 2 + 2 * ((g.kw + 1 + 3) / 4 - 1) + 1);
+  d.cols = 2 * static_cast<int64_t>(d.ngc) + 2;
+  d.group_bytes = round_up(static_cast<int64_t>(d.ngc) * cp * 4, 64);
+  d.span = (g.kh - 1) * g.dh + 1;
+  const Buffer* reg = mem.region(c.in.region, c.in.index);
+  const bool fused = c.out.dtype == isa::DType::kInt8 && c.out.strides[3] == 1 && !residual &&
+                     rq.shift_ge33;
+  Dw4Run run{isa,
+             c,
+             p,
+             rq,
+             g,
+             d,
+             reinterpret_cast<const int8_t*>(mem.ptr(c.in)),
+             reg->data + reg->size,
+             out_view(mem, c.out),
+             residual ? out_view(mem, c.residual) : OutView{},
+             residual,
+             fused,
+             c.out.strides[3] == 1 && (!residual || c.residual.strides[3] == 1),
+             static_cast<int>(round_up(cp, 16)),
+             Needs{}};
+  run.needs.px = static_cast<size_t>(g.kh);
+  run.needs.zero_bytes = static_cast<size_t>(d.group_bytes);
+  run.needs.acc_bytes = fused ? 0 : static_cast<size_t>(g.ow) * run.acc_stride * 4 + 64;
+  // Ring rows, the padded row, then the rows' tags and sign flags.
+  run.needs.ring_bytes = static_cast<size_t>(d.span * d.group_bytes + d.cols * cp + 64 + 9 * d.span + 64);
+  const int64_t rows = g.n * g.oh;
+  const int threads = conv_threads();
+  const int64_t ntasks = threads > 1 ? std::min<int64_t>(rows, 2 * threads) : 1;
+  const int64_t band = (rows + ntasks - 1) / ntasks;
+  auto task = [&](int ti) { run.rows(ti * band, std::min(rows, (ti + 1) * band)); };
+  parallel_for(static_cast<int>((rows + band - 1) / band), task, &run.needs);
+}
+
+// Depthwise 1x1 stride 1 over dense int8 maps with the same pixel stride P
+// in and out, requantized in place (every S >= 33, no residual): one run of
+// bytes through ConvIsa::dwflat (whole periods of lcm(P, 32) bytes, inside
+// both regions), the last pixels through the scalar epilogue. False when
+// the instruction does not qualify.
+bool conv_dwflat(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const ConvPlan& p,
+                 const RequantParams& rq, bool residual) {
+  const int64_t P = c.in.strides[2], H = c.in.dims[1], W = c.in.dims[2];
+  auto dense = [&](const isa::TensorRef& t) {
+    return t.strides[3] == 1 && t.strides[2] == P && t.strides[1] == W * P &&
+           (t.dims[0] == 1 || t.strides[0] == H * W * P);
+  };
+  if (p.flat_bytes == 0 || residual || !rq.shift_ge33 || c.out.dtype != isa::DType::kInt8 ||
+      c.stride_h != 1 || c.stride_w != 1 || c.pad_top != 0 || c.pad_left != 0 || !dense(c.in) ||
+      !dense(c.out))
+    return false;
+  const int64_t pixels = c.in.dims[0] * H * W, C = c.out.dims[3];
+  // Whole periods that stay inside both regions (the last pixel's padding
+  // bytes may lie past a region's end).
+  const Buffer* ri = mem.region(c.in.region, c.in.index);
+  const Buffer* ro = mem.region(c.out.region, c.out.index);
+  const int64_t room = static_cast<int64_t>(
+      std::min(ri->size - c.in.offset, ro->size - c.out.offset));
+  int64_t period = 32;
+  while (period % P != 0) period += 32;
+  const int64_t n = std::min(pixels * P, room) / period * period;
+  const int8_t* in = reinterpret_cast<const int8_t*>(mem.ptr(c.in));
+  int8_t* out = reinterpret_cast<int8_t*>(mem.ptr(c.out));
+  DwFlatArgs a{in, out, n, p.w.data() + p.flat_off, static_cast<int>(P), rq.lo, rq.hi};
+  const int64_t done = isa.dwflat(a);
+  const int8_t* w8 = reinterpret_cast<const int8_t*>(mem.ptr(c.weight));
+  int32_t acc[256];
+  EpilogueArgs e;
+  e.n = static_cast<int>(C);
+  e.co0 = 0;
+  e.out_cstride = 1;
+  e.out_type = isa::DType::kInt8;
+  e.residual = nullptr;
+  e.rq = &rq;
+  e.acc = acc;
+  for (int64_t q = done / P; q < pixels; ++q) {
+    for (int64_t ch = 0; ch < C; ++ch) acc[ch] = in[q * P + ch] * w8[ch];
+    e.out = reinterpret_cast<uint8_t*>(out + q * P);
+    epilogue_scalar(e);
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Indirect GEMM (int8 input).
+//
+// The output pixels are cut into chunks (whole MR tiles) sized so that a
+// chunk's input, row pointers and accumulators stay in L2; a task is one
+// chunk of one group (and, with few chunks and several threads, a share of
+// its weight blocks). Each task copies the input rows its chunk reads into
+// a band in its thread's workspace, in the ISA's format:
+//   row taps  zero-padded rows [Hp rows][Wp][Cin] (padded coordinates
+//             y = ih + pad_top, x = iw + pad_left): a tap is a kernel row;
+//   taps      image rows [rows][IW][cs] of the group's channels, zero past
+//             cin_g; taps outside the image read the zero row;
+//   in place  taps mode on int8 data (the u8 variant) reads the input view
+//             itself when its channel stride is 1 and reading cin_pad values
+//             from any pixel stays inside the region (extra channels meet
+//             zero weights);
+//   im2col    each pixel's taps gathered into one K-long row.
+// Rows are indexed globally as image * rows_per_image + row, so a chunk that
+// spans two images copies one contiguous range too.
+
+enum class Band : uint8_t { kRowTap, kTaps, kInPlace, kIm2col };
+
+struct GemmRun {
+  const ConvIsa& isa;
+  const isa::Conv& c;
+  const ConvPlan& p;
+  const RequantParams& rq;
+  Geometry g;
+  bool residual, transposed, fused, vec_out;
+  Band band;
+  int es, mr, nr, nsplit;
+  void (*gemm)(const GemmArgs&);
+  int64_t cs;    // band pixel stride in elements
+  int64_t hp, wp;  // row-tap geometry
+  int64_t pixels, tiles, chunk_tiles, chunks;
+  const int8_t* src;
+  const uint8_t* zero;
+  uint8_t zero_byte;
+  OutView out, res;
+  Needs needs;
+
+  // Global input rows (image * rows per image + row) of output pixels
+  // [px0, px0 + npx), and the rows per image of the band's coordinates.
+  void band_rows(int64_t px0, int64_t npx, int64_t* lo, int64_t* hi, int64_t* per_img) const;
+  void copy_band(int grp, int64_t lo, int64_t hi, uint8_t* dst) const;
+  void copy_pixels(const int8_t* s, int64_t count, int64_t n_in, uint8_t* o) const;
+  void make_rows(int grp, int64_t px0, int64_t count, const uint8_t* bandp, int64_t lo,
+                 const void** rows, int8_t** outp, uint8_t* col) const;
+  void epilogue(int64_t px0, int64_t npx, int co0, int nvalid, const int32_t* acc,
+                int acc_stride) const;
+  void task(int ti) const;
+};
+
+void GemmRun::band_rows(int64_t px0, int64_t npx, int64_t* lo, int64_t* hi,
+                        int64_t* per_img) const {
+  const int64_t pimg = g.oh * g.ow;
+  const int64_t n0 = px0 / pimg, oh0 = (px0 % pimg) / g.ow;
+  const int64_t last = px0 + npx - 1;
+  const int64_t n1 = last / pimg, oh1 = (last % pimg) / g.ow;
+  const int64_t span = static_cast<int64_t>(g.kh - 1) * g.dh;
+  if (band == Band::kRowTap) {
+    *per_img = hp;
+    *lo = n0 * hp + oh0 * g.sh;
+    *hi = n1 * hp + oh1 * g.sh + span;
+    return;
+  }
+  *per_img = g.ih;
+  int64_t r0, r1;
+  if (transposed) {  // ih = (oh + pt - kh*dh) / sh for the taps that divide
+    r0 = oh0 + g.pt - span;
+    r0 = r0 >= 0 ? r0 / g.sh : -((-r0 + g.sh - 1) / g.sh);
+    r1 = (oh1 + g.pt) / g.sh;
+  } else {
+    r0 = oh0 * g.sh - g.pt;
+    r1 = oh1 * g.sh - g.pt + span;
+  }
+  *lo = n0 * g.ih + std::min<int64_t>(g.ih - 1, std::max<int64_t>(0, r0));
+  *hi = n1 * g.ih + std::max<int64_t>(0, std::min<int64_t>(g.ih - 1, r1));
+  if (*hi < *lo) *hi = *lo;
+}
+
+// count pixels of n_in channels (input channel stride c.in.strides[3], pixel
+// stride c.in.strides[2]) into cs-element pixels of the band format.
+void GemmRun::copy_pixels(const int8_t* s, int64_t count, int64_t n_in, uint8_t* o) const {
+  const int64_t s2 = c.in.strides[2], s3 = c.in.strides[3];
+  for (int64_t x = 0; x < count; ++x, s += s2, o += cs * es) {
+    if (es == 2) {
+      int16_t* o16 = reinterpret_cast<int16_t*>(o);
+      if (s3 == 1) {
+        for (int64_t ch = 0; ch < n_in; ++ch) o16[ch] = s[ch];
+      } else {
+        for (int64_t ch = 0; ch < n_in; ++ch) o16[ch] = s[ch * s3];
+      }
+      for (int64_t ch = n_in; ch < cs; ++ch) o16[ch] = 0;
+      continue;
+    }
+    // Byte stores may alias anything: keep the bounds in locals.
+    const uint8_t flip = zero_byte;
+    const int64_t all = cs;
+    if (s3 == 1 && flip == 0) {
+      copy_bytes(o, s, static_cast<size_t>(n_in));
+    } else if (s3 == 1) {
+      for (int64_t ch = 0; ch < n_in; ++ch) o[ch] = static_cast<uint8_t>(s[ch] ^ -128);
+    } else {
+      for (int64_t ch = 0; ch < n_in; ++ch) o[ch] = static_cast<uint8_t>(s[ch * s3]) ^ flip;
+    }
+    fill_bytes(o + n_in, flip, static_cast<size_t>(all - n_in));
+  }
+}
+
+void GemmRun::copy_band(int grp, int64_t lo, int64_t hi, uint8_t* dst) const {
+  const int64_t* st = c.in.strides;
+  const uint8_t zb = es == 2 ? 0 : zero_byte;
+  if (band == Band::kRowTap) {
+    const int64_t row_bytes = wp * cs * es;
+    for (int64_t r = lo; r <= hi; ++r) {
+      const int64_t n = r / hp, ih = r % hp - g.pt;
+      uint8_t* o = dst + (r - lo) * row_bytes;
+      if (ih < 0 || ih >= g.ih) {
+        fill_bytes(o, zb, static_cast<size_t>(row_bytes));
         continue;
       }
-      const int64_t ih0 = poh * g.sh - g.pt, iw0 = pow_ * g.sw - g.pl;
-      if (p.im2col) {
-        // One K-long row: for every tap, cin_g converted values or zeros.
-        uint8_t* row = col + i * p.cin_pad * es;
-        for (int kh = 0; kh < g.kh; ++kh) {
-          const int64_t ih = ih0 + static_cast<int64_t>(kh) * g.dh;
-          for (int kw = 0; kw < g.kw; ++kw) {
-            const int64_t iw = iw0 + static_cast<int64_t>(kw) * g.dw;
-            uint8_t* d = row + static_cast<int64_t>(kh * g.kw + kw) * cin_g_src * es;
-            if (ih >= 0 && ih < g.ih && iw >= 0 && iw < g.iw) {
-              const int8_t* sp = src + pn * ist[0] + ih * ist[1] + iw * ist[2] +
-                                 static_cast<int64_t>(grp) * cin_g_src * ist[3];
-              if (es == 2) {
-                int16_t* d16 = reinterpret_cast<int16_t*>(d);
-                const int64_t s3 = ist[3];
-                switch (cin_g_src) {  // the usual image inputs, unrolled
-                  case 3:
-                    d16[0] = sp[0], d16[1] = sp[s3], d16[2] = sp[2 * s3];
-                    break;
-                  case 4:
-                    d16[0] = sp[0], d16[1] = sp[s3], d16[2] = sp[2 * s3], d16[3] = sp[3 * s3];
-                    break;
-                  default:
-                    for (int ci = 0; ci < cin_g_src; ++ci) d16[ci] = sp[ci * s3];
-                }
-              } else {
-                for (int ci = 0; ci < cin_g_src; ++ci)
-                  d[ci] = static_cast<uint8_t>(sp[ci * ist[3]]) ^ zero_byte;
-              }
-            } else if (es == 2) {
-              std::memset(d, 0, static_cast<size_t>(cin_g_src) * 2);
-            } else {
-              std::memset(d, zero_byte, static_cast<size_t>(cin_g_src));
-            }
-          }
-        }
-        uint8_t* tail = row + static_cast<int64_t>(p.cin_g) * es;
-        if (es == 2)
-          std::memset(tail, 0, static_cast<size_t>(p.cin_pad - p.cin_g) * 2);
-        else
-          std::memset(tail, zero_byte, static_cast<size_t>(p.cin_pad - p.cin_g));
-        tr[0] = row;
-      } else if (p.rowtap) {
-        const uint8_t* base = dense + ((pn * hp + poh * g.sh) * wp + pow_ * g.sw) * cs * es;
-        for (int kh = 0; kh < g.kh; ++kh)
-          tr[kh * mr] = base + static_cast<int64_t>(kh) * g.dh * wp * cs * es;
-      } else {
-        for (int kh = 0; kh < g.kh; ++kh) {
-          const int64_t ih = ih0 + static_cast<int64_t>(kh) * g.dh;
-          const bool row_in = ih >= 0 && ih < g.ih;
-          const uint8_t* rp = gbase + ((pn * g.ih + ih) * g.iw) * cs * es;
-          for (int kw = 0; kw < g.kw; ++kw) {
-            const int64_t iw = iw0 + static_cast<int64_t>(kw) * g.dw;
-            tr[(kh * g.kw + kw) * mr] = row_in && iw >= 0 && iw < g.iw ? rp + iw * cs * es : zero;
-          }
-        }
-      }
-      if (++pow_ == g.ow) {
-        pow_ = 0;
-        if (++poh == g.oh) poh = 0, ++pn;
-      }
+      const int64_t x0 = std::min<int64_t>(wp, std::max<int64_t>(0, g.pl));  // first in-image x
+      const int64_t x1 = std::max<int64_t>(x0, std::min<int64_t>(wp, g.pl + g.iw));
+      fill_bytes(o, zb, static_cast<size_t>(x0 * cs * es));
+      fill_bytes(o + x1 * cs * es, zb, static_cast<size_t>((wp - x1) * cs * es));
+      copy_pixels(src + n * st[0] + ih * st[1] + (x0 - g.pl) * st[2], x1 - x0, g.cin,
+                  o + x0 * cs * es);
     }
-    for (int b = b0; b < b1; ++b) {
-      const uint8_t* wb = p.w.data() + (static_cast<size_t>(grp) * p.nblk + b) * p.block_bytes;
-      for (int64_t t = t0; t < t1; ++t) {
-        GemmArgs a{rows + (t - t0) * taps * mr,
-                   taps,
-                   p.cin_pad,
-                   wb,
-                   acc + (t - t0) * mr * acc_stride + (b - b0) * nr,
-                   acc_stride};
-        gemm(a);
+    return;
+  }
+  const int64_t cin_g = p.cin_g;
+  for (int64_t r = lo; r <= hi; ++r) {
+    const int64_t n = r / g.ih, ih = r % g.ih;
+    copy_pixels(src + n * st[0] + ih * st[1] + grp * cin_g * st[3], g.iw, cin_g,
+                dst + (r - lo) * g.iw * cs * es);
+  }
+}
+
+// Row pointers [tile][tap][m] (and output pointers) of count pixels from px0.
+void GemmRun::make_rows(int grp, int64_t px0, int64_t count, const uint8_t* bandp, int64_t lo,
+                        const void** rows, int8_t** outp, uint8_t* col) const {
+  const int taps = p.taps;
+  const int64_t* ist = c.in.strides;
+  const int64_t pimg = g.oh * g.ow;
+  const int cin_g_src = p.im2col ? p.cin_g / (g.kh * g.kw) : p.cin_g;
+  int64_t pn = px0 / pimg, poh = (px0 % pimg) / g.ow, pow_ = px0 % g.ow;
+  const int64_t pix_bytes = cs * es;
+  if (taps == 1 && !transposed && (band == Band::kTaps || band == Band::kInPlace)) {
+    // 1x1 kernels: one row per pixel, a fixed step along an output row.
+    const int64_t step =
+        (band == Band::kInPlace ? ist[2] : pix_bytes) * g.sw;
+    const int64_t ostep = c.out.strides[2] * out.esize;
+    int m = 0;
+    const void** tile = rows;
+    int64_t i = 0;
+    while (i < count) {
+      const int64_t run = std::min(count - i, g.ow - pow_);  // pixels left in this output row
+      const int64_t ih = poh * g.sh - g.pt, iw0 = pow_ * g.sw - g.pl;
+      const bool row_in = ih >= 0 && ih < g.ih && px0 + i < pixels;
+      const uint8_t* rp =
+          band == Band::kInPlace
+              ? reinterpret_cast<const uint8_t*>(src + pn * ist[0] + ih * ist[1] +
+                                                 static_cast<int64_t>(grp) * p.cin_g) + iw0 * ist[2]
+              : bandp + ((pn * g.ih + ih - lo) * g.iw + iw0) * pix_bytes;
+      int8_t* op = fused && px0 + i < pixels ? reinterpret_cast<int8_t*>(out.at(pn, poh, pow_, 0))
+                                             : nullptr;
+      for (int64_t k = 0; k < run; ++k, ++i, rp += step, op += ostep) {
+        if (px0 + i >= pixels) {  // padding rows of the last tile repeat its first pixel
+          tile[m] = tile[0];
+          if (fused) outp[i] = outp[i - m];
+        } else {
+          const int64_t iw = iw0 + k * g.sw;
+          tile[m] = row_in && iw >= 0 && iw < g.iw ? rp : zero;
+          if (fused) outp[i] = op;
+        }
+        if (++m == mr) m = 0, tile += mr;
       }
-    }
-    const int co_g0 = b0 * nr;
-    const int nvalid = std::min(b1 * nr, p.cout_g) - co_g0;
-    const int co0 = grp * p.cout_g + co_g0;
-    pn = px0 / pix_per_img, poh = (px0 % pix_per_img) / g.ow, pow_ = px0 % g.ow;
-    EpilogueArgs e;
-    e.n = nvalid;
-    e.co0 = co0;
-    e.out_cstride = c.out.strides[3];
-    e.out_type = c.out.dtype;
-    e.res_cstride = residual ? c.residual.strides[3] : 0;
-    e.res_type = residual ? c.residual.dtype : isa::DType::kInt8;
-    e.rq = &rq;
-    e.acc_pstride = acc_stride;
-    e.out_pstride = c.out.strides[2] * out.esize;
-    e.res_pstride = residual ? c.residual.strides[2] * res.esize : 0;
-    for (int64_t i = 0; i < npx;) {
-      const int64_t run = std::min(npx - i, g.ow - pow_);  // pixels left in this output row
-      e.npix = static_cast<int>(run);
-      e.acc = acc + i * acc_stride;
-      e.out = out.at(pn, poh, pow_, co0);
-      e.residual = residual ? res.at(pn, poh, pow_, co0) : nullptr;
-      if (vec_out)
-        isa.epilogue(e);
-      else
-        epilogue_scalar(e);
-      i += run;
       pow_ += run;
       if (pow_ == g.ow) {
         pow_ = 0;
         if (++poh == g.oh) poh = 0, ++pn;
       }
     }
-  };
-  parallel_for(static_cast<int>(c.groups * chunks * nsplit), task, &needs);
+    return;
+  }
+  int m = 0;  // pixel i is row m of its tile (no division per pixel)
+  const void** tile = rows;
+  for (int64_t i = 0; i < count; ++i, m = m + 1 == mr ? (tile += taps * mr, 0) : m + 1) {
+    const void** tr = tile + m;
+    if (px0 + i >= pixels) {  // padding rows of the last tile repeat its first pixel
+      for (int t = 0; t < taps; ++t) tr[t * mr] = tr[t * mr - m];
+      if (fused) outp[i] = outp[i - m];  // the same values again
+      continue;
+    }
+    if (fused) outp[i] = reinterpret_cast<int8_t*>(out.at(pn, poh, pow_, 0));
+    const int64_t ih0 = poh * g.sh - g.pt, iw0 = pow_ * g.sw - g.pl;
+    if (band == Band::kIm2col) {
+      // One K-long row: for every tap, cin_g converted values or zeros.
+      uint8_t* row = col + i * p.cin_pad * es;
+      for (int kh = 0; kh < g.kh; ++kh) {
+        const int64_t ih = ih0 + static_cast<int64_t>(kh) * g.dh;
+        for (int kw = 0; kw < g.kw; ++kw) {
+          const int64_t iw = iw0 + static_cast<int64_t>(kw) * g.dw;
+          uint8_t* d = row + static_cast<int64_t>(kh * g.kw + kw) * cin_g_src * es;
+          if (ih >= 0 && ih < g.ih && iw >= 0 && iw < g.iw) {
+            const int8_t* sp = src + pn * ist[0] + ih * ist[1] + iw * ist[2] +
+                               static_cast<int64_t>(grp) * cin_g_src * ist[3];
+            if (es == 2) {
+              int16_t* d16 = reinterpret_cast<int16_t*>(d);
+              const int64_t s3 = ist[3];
+              switch (cin_g_src) {  // the usual image inputs, unrolled
+                case 3:
+                  d16[0] = sp[0], d16[1] = sp[s3], d16[2] = sp[2 * s3];
+                  break;
+                case 4:
+                  d16[0] = sp[0], d16[1] = sp[s3], d16[2] = sp[2 * s3], d16[3] = sp[3 * s3];
+                  break;
+                default:
+                  for (int ci = 0; ci < cin_g_src; ++ci) d16[ci] = sp[ci * s3];
+              }
+            } else {
+              for (int ci = 0; ci < cin_g_src; ++ci)
+                d[ci] = static_cast<uint8_t>(sp[ci * ist[3]]) ^ zero_byte;
+            }
+          } else {
+            fill_bytes(d, es == 2 ? 0 : zero_byte, static_cast<size_t>(cin_g_src) * es);
+          }
+        }
+      }
+      fill_bytes(row + static_cast<int64_t>(p.cin_g) * es, es == 2 ? 0 : zero_byte,
+                 static_cast<size_t>(p.cin_pad - p.cin_g) * es);
+      tr[0] = row;
+    } else if (band == Band::kRowTap) {
+      const uint8_t* base = bandp + ((pn * hp + poh * g.sh - lo) * wp + pow_ * g.sw) * pix_bytes;
+      for (int kh = 0; kh < g.kh; ++kh)
+        tr[kh * mr] = base + static_cast<int64_t>(kh) * g.dh * wp * pix_bytes;
+    } else {
+      // Taps: the input pixel of each tap, or the zero row.
+      for (int kh = 0; kh < g.kh; ++kh) {
+        int64_t ih;
+        if (transposed) {  // output row oh takes input (oh + pt - kh*dh) / sh when exact
+          const int64_t nh = poh + g.pt - static_cast<int64_t>(kh) * g.dh;
+          ih = nh >= 0 && nh % g.sh == 0 ? nh / g.sh : -1;
+        } else {
+          ih = ih0 + static_cast<int64_t>(kh) * g.dh;
+        }
+        const bool row_in = ih >= 0 && ih < g.ih;
+        const uint8_t* rp =
+            band == Band::kInPlace
+                ? reinterpret_cast<const uint8_t*>(src + pn * ist[0] + ih * ist[1] +
+                                                   static_cast<int64_t>(grp) * p.cin_g)
+                : bandp + ((pn * g.ih + ih - lo) * g.iw) * pix_bytes;
+        const int64_t px_step = band == Band::kInPlace ? ist[2] : pix_bytes;
+        for (int kw = 0; kw < g.kw; ++kw) {
+          int64_t iw;
+          if (transposed) {
+            const int64_t nw = pow_ + g.pl - static_cast<int64_t>(kw) * g.dw;
+            iw = nw >= 0 && nw % g.sw == 0 ? nw / g.sw : -1;
+          } else {
+            iw = iw0 + static_cast<int64_t>(kw) * g.dw;
+          }
+          tr[(kh * g.kw + kw) * mr] = row_in && iw >= 0 && iw < g.iw ? rp + iw * px_step : zero;
+        }
+      }
+    }
+    if (++pow_ == g.ow) {
+      pow_ = 0;
+      if (++poh == g.oh) poh = 0, ++pn;
+    }
+  }
+}
+
+// Requantizes a chunk's accumulators a whole output row run at a time.
+void GemmRun::epilogue(int64_t px0, int64_t npx, int co0, int nvalid, const int32_t* acc,
+                       int acc_stride) const {
+  const int64_t pimg = g.oh * g.ow;
+  int64_t pn = px0 / pimg, poh = (px0 % pimg) / g.ow, pow_ = px0 % g.ow;
+  for (int64_t i = 0; i < npx;) {
+    const int64_t run = std::min(npx - i, g.ow - pow_);  // pixels left in this output row
+    epilogue_run(isa, vec_out, c, rq, out, residual ? &res : nullptr, acc + i * acc_stride,
+                 acc_stride, static_cast<int>(run), co0, nvalid, pn, poh, pow_);
+    i += run;
+    pow_ += run;
+    if (pow_ == g.ow) {
+      pow_ = 0;
+      if (++poh == g.oh) poh = 0, ++pn;
+    }
+  }
+}
+
+void GemmRun::task(int ti) const {
+  const int split = ti % nsplit;
+  const int64_t chunk = (ti / nsplit) % chunks;
+  const int grp = static_cast<int>(ti / nsplit / chunks);
+  const int b0 = static_cast<int>(static_cast<int64_t>(p.nblk) * split / nsplit);
+  const int b1 = static_cast<int>(static_cast<int64_t>(p.nblk) * (split + 1) / nsplit);
+  const int64_t t0 = chunk * chunk_tiles, t1 = std::min(tiles, t0 + chunk_tiles);
+  const int64_t px0 = t0 * mr, npx = std::min(pixels, t1 * mr) - px0;
+  const int acc_stride = (b1 - b0) * nr;
+  const int taps = p.taps;
+  // Scratch sized for the largest task, whichever thread runs which task,
+  // so that no later run allocates.
+  Workspace& tw = workspace();
+  const void** rows = grow(tw.rows, needs.rows);
+  int8_t** outp = fused ? grow(tw.outp, needs.outp) : nullptr;
+  int32_t* acc = fused ? nullptr : reinterpret_cast<int32_t*>(tw.acc.get(needs.acc_bytes));
+  uint8_t* col = band == Band::kIm2col ? tw.col.get(needs.col_bytes) : nullptr;
+  int64_t lo = 0, hi = 0, per_img = 0;
+  uint8_t* bandp = nullptr;
+  if (band == Band::kRowTap || band == Band::kTaps) {
+    band_rows(px0, npx, &lo, &hi, &per_img);
+    bandp = tw.ring.get(needs.ring_bytes);
+    copy_band(grp, lo, hi, bandp);
+  }
+  make_rows(grp, px0, (t1 - t0) * mr, bandp, lo, rows, outp, col);
+  for (int b = b0; b < b1; ++b) {
+    const uint8_t* wb = p.w.data() + (static_cast<size_t>(grp) * p.nblk + b) * p.block_bytes;
+    for (int64_t t = t0; t < t1; ++t) {
+      GemmArgs a{rows + (t - t0) * taps * mr,
+                 taps,
+                 p.cin_pad,
+                 wb,
+                 fused ? nullptr : acc + (t - t0) * mr * acc_stride + (b - b0) * nr,
+                 acc_stride};
+      if (fused) {
+        a.out = outp + (t - t0) * mr;
+        a.co0 = grp * p.cout_g + b * nr;
+        a.n = std::min(nr, p.cout_g - b * nr);
+        a.rq = &rq;
+      }
+      gemm(a);
+    }
+  }
+  if (!fused)
+    epilogue(px0, npx, grp * p.cout_g + b0 * nr, std::min(b1 * nr, p.cout_g) - b0 * nr, acc,
+             acc_stride);
+}
+
+// True when the u8 GEMM may read the int8 input view in place: channel
+// stride 1 and cin_pad values from any pixel (past the group's first
+// channel) stay inside the region.
+bool in_place_ok(const isa::Conv& c, const Memory& mem, const ConvPlan& p) {
+  if (c.in.strides[3] != 1) return false;
+  const Buffer* reg = mem.region(c.in.region, c.in.index);
+  int64_t last = 0;
+  for (int k = 0; k < 3; ++k) last += (c.in.dims[k] - 1) * c.in.strides[k];
+  const uint64_t end = c.in.offset + static_cast<uint64_t>(last) +
+                       static_cast<uint64_t>((c.groups - 1) * p.cin_g + p.cin_pad);
+  return end <= reg->size;
+}
+
+void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const ConvPlan& p,
+               const RequantParams& rq, bool residual, bool transposed) {
+  const Geometry g = geometry(c);
+  // Requantization in the tile kernel: int8 output with channel stride 1,
+  // no residual, every S >= 33.
+  const bool fused = isa.gemm_q != nullptr && c.out.dtype == isa::DType::kInt8 &&
+                     c.out.strides[3] == 1 && !residual && rq.shift_ge33;
+  GemmRun r{isa, c, p, rq, g, residual, transposed, fused,
+            c.out.strides[3] == 1 && (!residual || c.residual.strides[3] == 1)};
+  r.es = isa.esize;
+  r.nr = isa.nr;
+  r.zero_byte = isa.fmt == InputFormat::kU8 ? 0x80 : 0;
+  r.src = reinterpret_cast<const int8_t*>(mem.ptr(c.in));
+  r.band = p.im2col ? Band::kIm2col : p.rowtap ? Band::kRowTap : Band::kTaps;
+  if (r.band == Band::kTaps && isa.fmt == InputFormat::kS8 && in_place_ok(c, mem, p))
+    r.band = Band::kInPlace;
+  r.cs = r.band == Band::kRowTap ? g.cin : round_up(p.cin_pad, 4);
+  r.hp = (g.oh - 1) * g.sh + static_cast<int64_t>(g.kh - 1) * g.dh + 1;
+  r.wp = (g.ow - 1) * g.sw + g.kw;
+  Workspace& ws = workspace();
+  // Zero row: the format's zero (0x80 for u8) for taps outside the image.
+  const size_t zbytes = static_cast<size_t>(std::max<int64_t>(r.cs, p.cin_pad) * r.es) + 64;
+  uint8_t* zero = ws.zero.get(zbytes);
+  std::memset(zero, r.zero_byte, zbytes);
+  r.zero = zero;
+
+  r.pixels = g.n * g.oh * g.ow;
+  r.mr = isa.mr;
+  r.gemm = fused ? isa.gemm_q : isa.gemm;
+  if (isa.mr2 > 0) {
+    const int64_t rows1 = (r.pixels + r.mr - 1) / r.mr * r.mr,
+                  rows2 = (r.pixels + isa.mr2 - 1) / isa.mr2 * isa.mr2;
+    if (rows2 * 100 < rows1 * 95) r.mr = isa.mr2, r.gemm = fused ? isa.gemm2_q : isa.gemm2;
+  }
+  const int mr = r.mr, nr = r.nr, es = r.es;
+  r.tiles = (r.pixels + mr - 1) / mr;
+  // Pixel chunks: every weight block of the group sweeps over the tiles of a
+  // chunk, so the chunk's input (and the im2col rows) should stay in L2 and
+  // its accumulators too; large chunks stream big weight sets fewer times.
+  const int64_t px_in_bytes =
+      p.im2col ? static_cast<int64_t>(p.cin_pad) * es
+               : std::max<int64_t>(1, r.cs * es * std::min<int64_t>(4, int64_t{g.sh} * g.sw));
+  const int64_t px_acc_bytes = fused ? 1 : static_cast<int64_t>(p.nblk) * nr * 4;
+  const int64_t chunk_px =
+      std::max<int64_t>(mr, std::min((256 * 1024) / px_in_bytes, (192 * 1024) / px_acc_bytes));
+  r.chunk_tiles = std::max<int64_t>(1, chunk_px / mr);
+  const int threads = conv_threads();
+  const int64_t chunks_min = threads > 1 ? 2 * threads : 1;
+  if (threads > 1 && (r.tiles + r.chunk_tiles - 1) / r.chunk_tiles < chunks_min)
+    r.chunk_tiles = std::max<int64_t>(1, (r.tiles + chunks_min - 1) / chunks_min);
+  r.chunks = (r.tiles + r.chunk_tiles - 1) / r.chunk_tiles;
+  // With few chunks and several threads, split the weight blocks too.
+  r.nsplit = 1;
+  if (threads > 1 && r.chunks * c.groups < 2 * threads)
+    r.nsplit = static_cast<int>(std::min<int64_t>(p.nblk, (2 * threads + r.chunks - 1) / r.chunks));
+  r.out = out_view(mem, c.out);
+  r.res = residual ? out_view(mem, c.residual) : OutView{};
+
+  const int max_acc_stride = ((p.nblk + r.nsplit - 1) / r.nsplit) * nr;
+  const int64_t chunk_px_all = r.chunk_tiles * mr;
+  r.needs.rows = static_cast<size_t>(chunk_px_all * p.taps);
+  r.needs.outp = fused ? static_cast<size_t>(chunk_px_all) : 0;
+  r.needs.acc_bytes = fused ? 0 : static_cast<size_t>(chunk_px_all) * max_acc_stride * 4 + 64;
+  r.needs.col_bytes = p.im2col ? static_cast<size_t>(chunk_px_all) * p.cin_pad * es + 64 : 0;
+  if (r.band == Band::kRowTap || r.band == Band::kTaps) {
+    // The largest band: a chunk's output rows (at most one partial row at
+    // each end) and the kernel's reach, plus the over-read of a tap.
+    const int64_t out_rows = std::min<int64_t>(g.n * g.oh, (chunk_px_all + g.ow - 1) / g.ow + 1);
+    const int64_t span = static_cast<int64_t>(g.kh - 1) * g.dh + 1;
+    // (a band across two images holds the end of one and the start of the next)
+    const int64_t in_rows = r.band == Band::kRowTap || !transposed
+                                ? out_rows * g.sh + 2 * span + 1
+                                : out_rows / g.sh + 2 * span + 2;
+    const int64_t row_px = r.band == Band::kRowTap ? r.wp : g.iw;
+    r.needs.ring_bytes =
+        static_cast<size_t>(in_rows * row_px * r.cs * es + (p.cin_pad + 64) * es);
+  }
+  auto task = [&r](int ti) { r.task(ti); };
+  parallel_for(static_cast<int>(c.groups * r.chunks * r.nsplit), task, &r.needs);
 }
 
 // ---------------------------------------------------------------------------
@@ -1088,35 +1536,59 @@ int conv_threads() {
 
 void set_conv_threads(int n) { g_threads.store(n < 1 ? 1 : (n > 64 ? 64 : n)); }
 
-void conv(const ConvIsa& isa, const isa::Conv& c, const Memory& mem) {
+namespace {
+
+void conv_any(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, bool transposed) {
   if (!structurally_valid(c)) return;
   if (c.in.dtype != isa::DType::kInt8) {
-    conv_generic(c, mem, false);
+    conv_generic(c, mem, transposed);
     return;
   }
   const bool int32_out = c.out.dtype == isa::DType::kInt32;
   const bool residual = c.has_residual != 0 && !int32_out;
-  const bool depthwise = c.groups == c.in.dims[3] && c.groups == c.out.dims[3] && c.kernel_h <= 256;
-  // GEMMs over inputs without negative values may use the ISA's variant
-  // for them (one pass over the input decides).
-  const ConvIsa& gi =
-      !depthwise && isa.nonneg != nullptr && nonnegative(c, mem) ? *isa.nonneg : isa;
-  const std::shared_ptr<const ConvPlan> plan = get_plan(gi, c, mem, int32_out, residual, depthwise);
+  const bool depthwise = !transposed && c.groups == c.in.dims[3] && c.groups == c.out.dims[3] &&
+                         c.kernel_h <= 256;
+  // GEMM variants (ConvIsa): for inputs without negative values (one pass
+  // over the input decides); 8-channel blocks for groups of at most 8
+  // output channels, for any input when no weight is -128 (the plan says).
+  const ConvIsa* gp = &isa;
+  const bool narrow = c.out.dims[3] / c.groups <= 8;
+  if (!depthwise) {
+    if (isa.nonneg != nullptr && nonnegative(c, mem))
+      gp = narrow && isa.nonneg->narrow != nullptr ? isa.nonneg->narrow : isa.nonneg;
+    else if (narrow && isa.signed8 != nullptr)
+      gp = isa.signed8;
+  }
+  const ConvPlan* plan = get_plan(*gp, c, mem, int32_out, residual, depthwise, transposed);
+  if (gp->sign_abs && plan->has_m128) {
+    gp = &isa;
+    plan = get_plan(isa, c, mem, int32_out, residual, depthwise, transposed);
+  }
+  const ConvIsa& gi = *gp;
   const RequantParams rq = make_rq(*plan, c, int32_out, residual);
-  if (depthwise)
+  if (depthwise && plan->dw4) {
+    if (!conv_dwflat(gi, c, mem, *plan, rq, residual)) conv_dw4(gi, c, mem, *plan, rq, residual);
+  }
+  else if (depthwise)
     conv_depthwise(gi, c, mem, *plan, rq, residual);
   else
-    conv_gemm(gi, c, mem, *plan, rq, residual);
+    conv_gemm(gi, c, mem, *plan, rq, residual, transposed);
 }
 
-void deconv(const isa::Conv& c, const Memory& mem) {
-  if (!structurally_valid(c)) return;
-  conv_generic(c, mem, true);
+}  // namespace
+
+void conv(const ConvIsa& isa, const isa::Conv& c, const Memory& mem) {
+  conv_any(isa, c, mem, false);
+}
+
+void deconv(const ConvIsa& isa, const isa::Conv& c, const Memory& mem) {
+  conv_any(isa, c, mem, true);
 }
 
 void pin_constants_impl(const uint8_t* base, uint64_t size) {
   PlanCache& cache = plan_cache();
   std::lock_guard<std::mutex> lk(cache.mu);
+  g_plan_epoch.fetch_add(1, std::memory_order_acq_rel);
   // Plans made for earlier bytes at these addresses (a freed blob, unpinned
   // so far) would be served unchecked once pinned: drop them.
   for (auto it = cache.plans.begin(); it != cache.plans.end();) {
@@ -1131,6 +1603,7 @@ void pin_constants_impl(const uint8_t* base, uint64_t size) {
 void unpin_constants_impl(const uint8_t* base) {
   PlanCache& cache = plan_cache();
   std::lock_guard<std::mutex> lk(cache.mu);
+  g_plan_epoch.fetch_add(1, std::memory_order_acq_rel);
   uint64_t size = 0;
   for (auto it = cache.pinned.begin(); it != cache.pinned.end(); ++it) {
     if (it->base == base) {

@@ -128,8 +128,19 @@ void dw_portable(const DwArgs& a) {
 
 const ConvIsa& portable_isa() {
   static const ConvIsa isa = {
-      "portable",    kMr, kNr,     /*kg=*/1,    /*kpad=*/1,  /*esize=*/2,     InputFormat::kS16,
-      gemm_portable, 0,   nullptr, dw_portable, dw_pack_s16, epilogue_scalar, nullptr,
+      .name = "portable",
+      .mr = kMr,
+      .nr = kNr,
+      .kg = 1,
+      .kpad = 1,
+      .esize = 2,
+      .fmt = InputFormat::kS16,
+      .gemm = gemm_portable,
+      .mr2 = 0,
+      .gemm2 = nullptr,
+      .dw = dw_portable,
+      .dw_pack = dw_pack_s16,
+      .epilogue = epilogue_scalar,
   };
   return isa;
 }

@@ -114,6 +114,15 @@ void for_rows(const int32_t* dims_in, const Strided* const (&views_in)[NV], F&& 
     vs[v].base = views_in[v]->base;
     views[v] = &vs[v];
   }
+  // Outer dimensions contiguous with the row in every view join the row.
+  for (int j = isa::kMaxRank - 2; j >= 0; --j) {
+    if (dims[j] == 1) continue;
+    bool joins = true;
+    for (int v = 0; v < NV; ++v) joins = joins && vs[v].s[j] == dims[5] * vs[v].s[5];
+    if (!joins) break;
+    dims[5] *= dims[j];
+    dims[j] = 1;
+  }
   int64_t off[NV], inner[NV];
   for (int v = 0; v < NV; ++v) inner[v] = vs[v].s[5];
   for (int64_t i0 = 0; i0 < dims[0]; ++i0)
@@ -210,8 +219,94 @@ void move_in(const isa::Move& m, const Memory& mem) {
 // ---------------------------------------------------------------------------
 // Eltwise.
 
+// One row of n elements (element strides in bytes), exact int64 formulas.
 template <class TA, class TB, class TO>
-void eltwise_rows(const isa::Eltwise& e, const Memory& mem) {
+void eltwise_scalar(isa::EltwiseKind kind, const uint8_t* ap, int64_t as, const uint8_t* bp,
+                    int64_t bs, uint8_t* op, int64_t os, int64_t n, int64_t ma, int64_t mb, int s,
+                    int64_t lo, int64_t hi) {
+  switch (kind) {
+    case isa::EltwiseKind::kAdd:
+      for (int64_t i = 0; i < n; ++i)
+        st<TO>(op + i * os,
+               clamp(rshift_round(ld<TA>(ap + i * as) * ma + ld<TB>(bp + i * bs) * mb, s), lo, hi));
+      break;
+    case isa::EltwiseKind::kSub:
+      for (int64_t i = 0; i < n; ++i)
+        st<TO>(op + i * os,
+               clamp(rshift_round(ld<TA>(ap + i * as) * ma - ld<TB>(bp + i * bs) * mb, s), lo, hi));
+      break;
+    case isa::EltwiseKind::kMul:
+      for (int64_t i = 0; i < n; ++i)
+        st<TO>(op + i * os,
+               clamp(rshift_round(ld<TA>(ap + i * as) * ld<TB>(bp + i * bs) * ma, s), lo, hi));
+      break;
+    case isa::EltwiseKind::kMax:
+    case isa::EltwiseKind::kMin:
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t ra = rshift_round(ld<TA>(ap + i * as) * ma, s);
+        const int64_t rb = rshift_round(ld<TB>(bp + i * bs) * mb, s);
+        const int64_t y = kind == isa::EltwiseKind::kMax ? std::max(ra, rb) : std::min(ra, rb);
+        st<TO>(op + i * os, clamp(y, lo, hi));
+      }
+      break;
+  }
+}
+
+// An int8 row through the instruction set's row function, the rest scalar.
+void eltwise_s8_row(const OpsIsa& ops, EltwiseRowS8 r) {
+  const int64_t done = ops.eltwise_s8(r);
+  eltwise_scalar<int8_t, int8_t, int8_t>(
+      r.kind, reinterpret_cast<const uint8_t*>(r.a + done * r.a_step), r.a_step,
+      reinterpret_cast<const uint8_t*>(r.b + done * r.b_step), r.b_step,
+      reinterpret_cast<uint8_t*>(r.out + done), 1, r.n - done, r.ma, r.mb, r.shift, r.lo, r.hi);
+}
+
+// True when v is an NHWC feature map (rank 4) contiguous over H, W, C.
+bool dense_nhwc(const isa::TensorRef& v) {
+  return v.dims[4] == 1 && v.dims[5] == 1 && v.strides[3] == 1 && v.strides[2] == v.dims[3] &&
+         v.strides[1] == int64_t{v.dims[2]} * v.dims[3];
+}
+// True when v holds one value per channel (broadcast over H and W).
+bool per_channel(const isa::TensorRef& v) {
+  return v.dims[4] == 1 && v.dims[5] == 1 && v.strides[3] == 1 && v.strides[2] == 0 &&
+         v.strides[1] == 0;
+}
+
+// int8 eltwise over dense NHWC maps with a per-channel operand and fewer
+// than 256 channels (squeeze-excitation scales, per-channel biases): the
+// channel rows are too short for the vector rows, so the per-channel values
+// are repeated into whole periods of a buffer and the maps run as long rows.
+bool eltwise_periodic(const isa::Eltwise& e, const Memory& mem, const OpsIsa& ops,
+                      EltwiseRowS8 base) {
+  const bool pa = per_channel(e.a) && dense_nhwc(e.b), pb = per_channel(e.b) && dense_nhwc(e.a);
+  const int64_t C = e.out.dims[3];
+  if ((!pa && !pb) || !dense_nhwc(e.out) || C >= 256) return false;
+  const int64_t per = C * ((1024 + C - 1) / C);  // whole periods, >= 1024 values
+  thread_local std::vector<int8_t> rep;
+  if (rep.size() < static_cast<size_t>(per)) rep.resize(static_cast<size_t>(per));
+  const isa::TensorRef& pv = pa ? e.a : e.b;
+  const isa::TensorRef& fv = pa ? e.b : e.a;
+  const int64_t map = int64_t{e.out.dims[1]} * e.out.dims[2] * C;
+  for (int64_t n = 0; n < e.out.dims[0]; ++n) {
+    const int8_t* pc = reinterpret_cast<const int8_t*>(mem.ptr(pv)) + n * pv.strides[0];
+    for (int64_t i = 0; i < per; ++i) rep[static_cast<size_t>(i)] = pc[i % C];
+    const int8_t* full = reinterpret_cast<const int8_t*>(mem.ptr(fv)) + n * fv.strides[0];
+    int8_t* out = reinterpret_cast<int8_t*>(mem.ptr(e.out)) + n * e.out.strides[0];
+    for (int64_t off = 0; off < map; off += per) {
+      EltwiseRowS8 r = base;
+      r.a = pa ? rep.data() : full + off;
+      r.b = pa ? full + off : rep.data();
+      r.out = out + off;
+      r.n = std::min(per, map - off);
+      r.a_step = r.b_step = 1;
+      eltwise_s8_row(ops, r);
+    }
+  }
+  return true;
+}
+
+template <class TA, class TB, class TO>
+void eltwise_rows(const isa::Eltwise& e, const Memory& mem, const OpsIsa* ops) {
   const Strided a = strided(mem, e.a), b = strided(mem, e.b), out = strided(mem, e.out);
   const Strided* const views[3] = {&a, &b, &out};
   const int s = sane_shift(e.shift);
@@ -220,52 +315,43 @@ void eltwise_rows(const isa::Eltwise& e, const Memory& mem) {
   int64_t hi = std::min<int64_t>(e.act_max, tmax(e.out.dtype));
   const int64_t lo2 = lo > hi ? hi : lo;
   const isa::EltwiseKind kind = e.kind;
+  // The instruction set's rows for int8 operands and output when every
+  // result fits int32 (|v| < 2^(30 + S)).
+  const int128 vmax = kind == isa::EltwiseKind::kMul ? int128{128 * 128} * ma
+                                                     : int128{128} * ma + int128{128} * mb;
+  const bool fast = ops != nullptr && ops->eltwise_s8 != nullptr && sizeof(TA) == 1 &&
+                    sizeof(TB) == 1 && sizeof(TO) == 1 && vmax < (int128{1} << (30 + s));
+  EltwiseRowS8 base{nullptr, nullptr, nullptr, 0, 1, 1, kind, static_cast<int32_t>(ma),
+                    static_cast<int32_t>(mb), s, static_cast<int32_t>(lo2), static_cast<int32_t>(hi)};
+  if (fast && eltwise_periodic(e, mem, *ops, base)) return;
   for_rows<3>(e.out.dims, views, [&](const int64_t* off, int64_t n, const int64_t* inner) {
     const int64_t as = inner[0], bs = inner[1], os = inner[2];
     const uint8_t* ap = a.base + off[0];
     const uint8_t* bp = b.base + off[1];
     uint8_t* op = out.base + off[2];
-    switch (kind) {
-      case isa::EltwiseKind::kAdd:
-        for (int64_t i = 0; i < n; ++i)
-          st<TO>(
-              op + i * os,
-              clamp(rshift_round(ld<TA>(ap + i * as) * ma + ld<TB>(bp + i * bs) * mb, s), lo2, hi));
-        break;
-      case isa::EltwiseKind::kSub:
-        for (int64_t i = 0; i < n; ++i)
-          st<TO>(
-              op + i * os,
-              clamp(rshift_round(ld<TA>(ap + i * as) * ma - ld<TB>(bp + i * bs) * mb, s), lo2, hi));
-        break;
-      case isa::EltwiseKind::kMul:
-        for (int64_t i = 0; i < n; ++i)
-          st<TO>(op + i * os,
-                 clamp(rshift_round(ld<TA>(ap + i * as) * ld<TB>(bp + i * bs) * ma, s), lo2, hi));
-        break;
-      case isa::EltwiseKind::kMax:
-      case isa::EltwiseKind::kMin:
-        for (int64_t i = 0; i < n; ++i) {
-          const int64_t ra = rshift_round(ld<TA>(ap + i * as) * ma, s);
-          const int64_t rb = rshift_round(ld<TB>(bp + i * bs) * mb, s);
-          const int64_t y = kind == isa::EltwiseKind::kMax ? std::max(ra, rb) : std::min(ra, rb);
-          st<TO>(op + i * os, clamp(y, lo2, hi));
-        }
-        break;
+    if (fast && os == 1 && (as == 0 || as == 1) && (bs == 0 || bs == 1)) {
+      EltwiseRowS8 r = base;
+      r.a = reinterpret_cast<const int8_t*>(ap);
+      r.b = reinterpret_cast<const int8_t*>(bp);
+      r.out = reinterpret_cast<int8_t*>(op);
+      r.n = n, r.a_step = as, r.b_step = bs;
+      eltwise_s8_row(*ops, r);
+      return;
     }
+    eltwise_scalar<TA, TB, TO>(kind, ap, as, bp, bs, op, os, n, ma, mb, s, lo2, hi);
   });
 }
 
 template <class TA, class TB>
-void eltwise_out(const isa::Eltwise& e, const Memory& mem) {
-  if (e.out.dtype == DType::kInt8) return eltwise_rows<TA, TB, int8_t>(e, mem);
-  if (e.out.dtype == DType::kInt16) return eltwise_rows<TA, TB, int16_t>(e, mem);
+void eltwise_out(const isa::Eltwise& e, const Memory& mem, const OpsIsa* ops) {
+  if (e.out.dtype == DType::kInt8) return eltwise_rows<TA, TB, int8_t>(e, mem, ops);
+  if (e.out.dtype == DType::kInt16) return eltwise_rows<TA, TB, int16_t>(e, mem, ops);
   ref::eltwise(e, mem);
 }
 template <class TA>
-void eltwise_b(const isa::Eltwise& e, const Memory& mem) {
-  if (e.b.dtype == DType::kInt8) return eltwise_out<TA, int8_t>(e, mem);
-  if (e.b.dtype == DType::kInt16) return eltwise_out<TA, int16_t>(e, mem);
+void eltwise_b(const isa::Eltwise& e, const Memory& mem, const OpsIsa* ops) {
+  if (e.b.dtype == DType::kInt8) return eltwise_out<TA, int8_t>(e, mem, ops);
+  if (e.b.dtype == DType::kInt16) return eltwise_out<TA, int16_t>(e, mem, ops);
   ref::eltwise(e, mem);
 }
 
@@ -273,18 +359,25 @@ void eltwise_b(const isa::Eltwise& e, const Memory& mem) {
 // Lut.
 
 template <class TI, class TO>
-void lut_rows(const isa::Lut& l, const Memory& mem) {
+void lut_rows(const isa::Lut& l, const Memory& mem, const OpsIsa* ops) {
   const Strided in = strided(mem, l.in), out = strided(mem, l.out);
   const Strided* const views[2] = {&in, &out};
   const uint8_t* table = mem.ptr(l.table);
   TO tab[513];
   const int entries = sizeof(TI) == 1 ? 256 : 513;
   for (int i = 0; i < entries; ++i) std::memcpy(&tab[i], table + i * sizeof(TO), sizeof(TO));
+  const bool fast = ops != nullptr && ops->lut_s8 != nullptr && sizeof(TI) == 1 && sizeof(TO) == 1;
   for_rows<2>(l.out.dims, views, [&](const int64_t* off, int64_t n, const int64_t* inner) {
     const int64_t is = inner[0], os = inner[1];
     const uint8_t* ip = in.base + off[0];
     uint8_t* op = out.base + off[1];
-    if (sizeof(TI) == 1) {
+    if (sizeof(TI) == 1 && sizeof(TO) == 1 && is == 1 && os == 1) {
+      int64_t i = 0;
+      if (fast)
+        i = ops->lut_s8(reinterpret_cast<const int8_t*>(ip), reinterpret_cast<int8_t*>(op), n,
+                        reinterpret_cast<const int8_t*>(tab));
+      for (; i < n; ++i) op[i] = static_cast<uint8_t>(tab[static_cast<int8_t>(ip[i]) + 128]);
+    } else if (sizeof(TI) == 1) {
       for (int64_t i = 0; i < n; ++i) st<TO>(op + i * os, tab[ld<TI>(ip + i * is) + 128]);
     } else {
       for (int64_t i = 0; i < n; ++i) {
@@ -362,6 +455,13 @@ void pool_typed(const isa::Pool& p, const Memory& mem) {
     }
     return;
   }
+  // Sums of int8 channels with stride 1 in int32 (|sum| <= 128 * taps < 2^31;
+  // the compiler vectorizes the loops), then widened.
+  const bool sum32 = !is_max && sizeof(TI) == 1 && cs == 1 &&
+                     int64_t{p.kernel_h} * p.kernel_w < (int64_t{1} << 23);
+  thread_local std::vector<int32_t> acc32v;
+  if (sum32 && acc32v.size() < static_cast<size_t>(C)) acc32v.resize(static_cast<size_t>(C));
+  int32_t* acc32 = acc32v.data();
   for (int64_t n = 0; n < p.out.dims[0]; ++n) {
     for (int64_t oh = 0; oh < p.out.dims[1]; ++oh) {
       for (int64_t ow = 0; ow < p.out.dims[2]; ++ow) {
@@ -373,7 +473,14 @@ void pool_typed(const isa::Pool& p, const Memory& mem) {
             const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dilation_w;
             if (iw < 0 || iw >= iw_n) continue;
             const uint8_t* px = in.base + n * in.s[0] + ih * in.s[1] + iw * in.s[2];
-            if (taps == 0) {
+            if (sum32) {
+              const int8_t* x = reinterpret_cast<const int8_t*>(px);
+              if (taps == 0) {
+                for (int64_t c = 0; c < C; ++c) acc32[c] = x[c];
+              } else {
+                for (int64_t c = 0; c < C; ++c) acc32[c] += x[c];
+              }
+            } else if (taps == 0) {
               for (int64_t c = 0; c < C; ++c) acc[c] = ld<TI>(px + c * cs);
             } else if (is_max) {
               for (int64_t c = 0; c < C; ++c) acc[c] = std::max(acc[c], ld<TI>(px + c * cs));
@@ -383,6 +490,8 @@ void pool_typed(const isa::Pool& p, const Memory& mem) {
             ++taps;
           }
         }
+        if (sum32 && taps > 0)
+          for (int64_t c = 0; c < C; ++c) acc[c] = acc32[c];
         uint8_t* op = out.base + n * out.s[0] + oh * out.s[1] + ow * out.s[2];
         if (taps == 0) {
           for (int64_t c = 0; c < C; ++c) st<TO>(op + c * out.s[3], clamp(0, lo, hi));
@@ -531,21 +640,21 @@ void fill(const isa::Fill& f, const Memory& mem) {
   });
 }
 
-void eltwise(const isa::Eltwise& e, const Memory& mem) {
-  if (e.a.dtype == DType::kInt8) return eltwise_b<int8_t>(e, mem);
-  if (e.a.dtype == DType::kInt16) return eltwise_b<int16_t>(e, mem);
+void eltwise(const isa::Eltwise& e, const Memory& mem, const OpsIsa* ops) {
+  if (e.a.dtype == DType::kInt8) return eltwise_b<int8_t>(e, mem, ops);
+  if (e.a.dtype == DType::kInt16) return eltwise_b<int16_t>(e, mem, ops);
   ref::eltwise(e, mem);
 }
 
-void lut(const isa::Lut& l, const Memory& mem) {
+void lut(const isa::Lut& l, const Memory& mem, const OpsIsa* ops) {
   if (l.in.dtype == DType::kInt8 && l.out.dtype == DType::kInt8)
-    return lut_rows<int8_t, int8_t>(l, mem);
+    return lut_rows<int8_t, int8_t>(l, mem, ops);
   if (l.in.dtype == DType::kInt8 && l.out.dtype == DType::kInt16)
-    return lut_rows<int8_t, int16_t>(l, mem);
+    return lut_rows<int8_t, int16_t>(l, mem, ops);
   if (l.in.dtype == DType::kInt16 && l.out.dtype == DType::kInt8)
-    return lut_rows<int16_t, int8_t>(l, mem);
+    return lut_rows<int16_t, int8_t>(l, mem, ops);
   if (l.in.dtype == DType::kInt16 && l.out.dtype == DType::kInt16)
-    return lut_rows<int16_t, int16_t>(l, mem);
+    return lut_rows<int16_t, int16_t>(l, mem, ops);
   ref::lut(l, mem);
 }
 

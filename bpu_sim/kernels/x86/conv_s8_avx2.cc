@@ -23,16 +23,88 @@
 #include <cstring>
 
 #include "bpu_sim/kernels/kernels.h"
+#include "bpu_sim/kernels/x86/dw4_x86.h"
 
 namespace openbpu::sim::kern {
 namespace {
 
 constexpr int kNr = 16;
 
-template <int MR>
+// Requantizes the MR x 16 accumulators of a tile (bias included) in
+// registers: the S >= 33 form of requant8 below, then saturating packs of
+// two pixels at a time into 32 bytes (one permute restores the channel
+// order), the int8 clamp to [lo, hi], and 16 bytes (or n) per pixel.
+inline __m256i ld8(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+inline __m256i rq_ge33(__m256i acc, const RequantParams& q, int co) {
+  const __m256i e = _mm256_mul_epi32(acc, ld8(q.mult + co));
+  const __m256i o = _mm256_mul_epi32(_mm256_srli_epi64(acc, 32), ld8(q.m_odd + co));
+  const __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(e, 32), o, 0xAA);
+  return _mm256_srav_epi32(_mm256_add_epi32(h, ld8(q.r32 + co)), ld8(q.sh32 + co));
+}
+// NV = 2: 16 channels per pixel, two pixels per 32-byte result; NV = 1: 8
+// channels, two pixels per 16 bytes.
+template <int MR, int NV>
+inline void store_q(__m256i (&acc)[MR][NV], const GemmArgs& a) {
+  const RequantParams& q = *a.rq;
+  const int co = a.co0;
+  const __m256i lo = _mm256_set1_epi8(static_cast<char>(q.lo)),
+                hi = _mm256_set1_epi8(static_cast<char>(q.hi));
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  constexpr int kW = 8 * NV;  // channels per pixel
+  for (int m = 0; m < MR; m += 2) {
+    const int m1 = m + 1 < MR ? m + 1 : m;
+    __m256i b;
+    if (NV == 2) {
+      const __m256i pa = _mm256_packs_epi32(rq_ge33(acc[m][0], q, co), rq_ge33(acc[m][NV - 1], q, co + 8));
+      const __m256i pb = m1 == m ? pa
+                                 : _mm256_packs_epi32(rq_ge33(acc[m1][0], q, co),
+                                                      rq_ge33(acc[m1][NV - 1], q, co + 8));
+      b = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(pa, pb), order);
+    } else {
+      // [a0-3, b0-3 | a4-7, b4-7] int16, then bytes; dwords 0, 4, 1, 5 are
+      // a0-3, a4-7, b0-3, b4-7.
+      const __m256i ya = rq_ge33(acc[m][0], q, co);
+      const __m256i p = _mm256_packs_epi32(ya, m1 == m ? ya : rq_ge33(acc[m1][0], q, co));
+      b = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p, p), order);
+    }
+    b = _mm256_min_epi8(_mm256_max_epi8(b, lo), hi);
+    alignas(32) int8_t t[32];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(t), b);
+    const size_t n = static_cast<size_t>(a.n) & (kW - 1);  // a partial block: 0 < n < kW
+    const int second = NV == 2 ? 16 : 8;
+    if (a.n == kW) {
+      std::memcpy(a.out[m] + co, t, kW);
+      if (m1 != m) std::memcpy(a.out[m1] + co, t + second, kW);
+    } else {
+      copy_small(a.out[m] + co, t, n);
+      if (m1 != m) copy_small(a.out[m1] + co, t + second, n);
+    }
+  }
+}
+
+// Accumulators start at zero, or at the bias when requantizing in place.
+template <int MR, int NV, bool kFused>
+inline void init_acc(__m256i (&acc)[MR][NV], const GemmArgs& a) {
+  for (int v = 0; v < NV; ++v) {
+    const __m256i b = kFused ? ld8(a.rq->bias + a.co0 + 8 * v) : _mm256_setzero_si256();
+    for (int m = 0; m < MR; ++m) acc[m][v] = b;
+  }
+}
+template <int MR, int NV, bool kFused>
+inline void finish(__m256i (&acc)[MR][NV], const GemmArgs& a) {
+  if (kFused) {
+    store_q<MR, NV>(acc, a);
+    return;
+  }
+  for (int m = 0; m < MR; ++m)
+    for (int v = 0; v < NV; ++v)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.acc + m * a.acc_stride + 8 * v), acc[m][v]);
+}
+
+template <int MR, bool kFused = false>
 void gemm_k2(const GemmArgs& a) {
   __m256i acc[MR][2];
-  for (int m = 0; m < MR; ++m) acc[m][0] = acc[m][1] = _mm256_setzero_si256();
+  init_acc<MR, 2, kFused>(acc, a);
   const __m256i* w = static_cast<const __m256i*>(a.w);
   const int k2n = a.cin_pad / 2;
   for (int t = 0; t < a.taps; ++t) {
@@ -50,23 +122,25 @@ void gemm_k2(const GemmArgs& a) {
       }
     }
   }
-  for (int m = 0; m < MR; ++m) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.acc + m * a.acc_stride), acc[m][0]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.acc + m * a.acc_stride + 8), acc[m][1]);
-  }
+  finish<MR, 2, kFused>(acc, a);
 }
 
-// GEMM for inputs without negative values: int8 data, k-group 4, MR x 16.
-// vpmaddubsw multiplies the unsigned input bytes (0 <= x <= 127) by the
-// signed weights and adds pairs to int16: |x0*w0 + x1*w1| <= 2*127*128 =
-// 32512 < 2^15, so it never saturates and is exact here (it would not be
-// for negative inputs read as 128..255); vpmaddwd with ones then adds the
-// two pairs of each channel to int32. One 32-bit broadcast carries 4 taps.
-// Packed weights of one block: [tap][cin_pad/4][16 channels][4] int8.
-template <int MR>
-void gemm_k4_u8(const GemmArgs& a) {
-  __m256i acc[MR][2];
-  for (int m = 0; m < MR; ++m) acc[m][0] = acc[m][1] = _mm256_setzero_si256();
+// GEMM on int8 data, k-group 4, MR pixels x 8*NV channels. One 32-bit
+// broadcast carries 4 taps of a pixel; vpmaddubsw multiplies them (as
+// unsigned bytes) by the signed weights and adds pairs to int16, vpmaddwd
+// with ones adds the two pairs of a channel to int32.
+//   kSign = false: inputs without negative values: |x0*w0 + x1*w1| <=
+//     2*127*128 = 32512 < 2^15, never saturating (it would for negative
+//     inputs read as 128..255).
+//   kSign = true: any input, weights without -128: the unsigned operand is
+//     |x| (128 for -128) and the weights are sign(w, x) (negated where x < 0,
+//     zero where x == 0), so each product is x*w and a pair is at most
+//     2*128*127 < 2^15.
+// Packed weights of one block: [tap][cin_pad/4][8*NV channels][4] int8.
+template <int MR, int NV, bool kSign, bool kFused = false>
+void gemm_k4_s8(const GemmArgs& a) {
+  __m256i acc[MR][NV];
+  init_acc<MR, NV, kFused>(acc, a);
   const __m256i* w = static_cast<const __m256i*>(a.w);
   const __m256i ones = _mm256_set1_epi16(1);
   const int k4n = a.cin_pad / 4;
@@ -74,23 +148,23 @@ void gemm_k4_u8(const GemmArgs& a) {
     const uint8_t* r[MR];
     for (int m = 0; m < MR; ++m) r[m] = static_cast<const uint8_t*>(a.rows[t * MR + m]);
     for (int k = 0; k < k4n; ++k) {
-      const __m256i w0 = _mm256_load_si256(w), w1 = _mm256_load_si256(w + 1);
-      w += 2;
+      __m256i wv[NV];
+      for (int v = 0; v < NV; ++v) wv[v] = _mm256_load_si256(w + v);
+      w += NV;
       for (int m = 0; m < MR; ++m) {
         int32_t x;
         std::memcpy(&x, r[m] + 4 * k, 4);
         const __m256i b = _mm256_set1_epi32(x);
-        acc[m][0] =
-            _mm256_add_epi32(acc[m][0], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w0), ones));
-        acc[m][1] =
-            _mm256_add_epi32(acc[m][1], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w1), ones));
+        const __m256i u = kSign ? _mm256_abs_epi8(b) : b;
+        for (int v = 0; v < NV; ++v) {
+          const __m256i ws = kSign ? _mm256_sign_epi8(wv[v], b) : wv[v];
+          acc[m][v] =
+              _mm256_add_epi32(acc[m][v], _mm256_madd_epi16(_mm256_maddubs_epi16(u, ws), ones));
+        }
       }
     }
   }
-  for (int m = 0; m < MR; ++m) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.acc + m * a.acc_stride), acc[m][0]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.acc + m * a.acc_stride + 8), acc[m][1]);
-  }
+  finish<MR, NV, kFused>(acc, a);
 }
 
 size_t dw_pack_avx2(const int8_t* src, int c_full, int taps, void* dst) {
@@ -269,13 +343,13 @@ inline void avx2_one(const EpilogueArgs& a) {
     if (ot == isa::DType::kInt8) {
       int8_t b[8];
       for (int k = 0; k < left; ++k) b[k] = static_cast<int8_t>(v[k]);
-      std::memcpy(a.out + i, b, static_cast<size_t>(left));
+      copy_small(a.out + i, b, static_cast<size_t>(left));
     } else if (ot == isa::DType::kInt16) {
       int16_t h[8];
       for (int k = 0; k < left; ++k) h[k] = static_cast<int16_t>(v[k]);
-      std::memcpy(a.out + 2 * i, h, static_cast<size_t>(left) * 2);
+      copy_small(a.out + 2 * i, h, static_cast<size_t>(left) * 2);
     } else {
-      std::memcpy(a.out + 4 * i, v, static_cast<size_t>(left) * 4);
+      copy_small(a.out + 4 * i, v, static_cast<size_t>(left) * 4);
     }
   } else if (i < a.n) {
     EpilogueArgs t = a;
@@ -300,17 +374,133 @@ void epilogue_avx2(const EpilogueArgs& a) {
   }
 }
 
+// Flat depthwise 1x1 (kernels.h, DwFlatArgs). Per 32-byte chunk of the
+// period: for each of 4 vectors of 8 int32 lanes (bytes 8v..8v+7), the
+// weight, bias, M, M of the next lane, r32 and sh32; then the 32-byte mask of
+// the bytes to write (channel < C).
+constexpr int kFlatChunkInts = 4 * 6 * 8;
+constexpr int kFlatChunkBytes = kFlatChunkInts * 4 + 32;
+int flat_period(int p) {
+  int a = p, b = 32;
+  while (b != 0) {
+    const int t = a % b;
+    a = b;
+    b = t;
+  }
+  return p / a * 32;  // lcm(p, 32)
+}
+size_t dwflat_pack_avx2(const DwFlatPackArgs& a, void* dst) {
+  const int period = flat_period(a.p);
+  if (period > 2048) return 0;
+  const int chunks = period / 32;
+  const size_t bytes = static_cast<size_t>(chunks) * kFlatChunkBytes;
+  if (dst == nullptr) return bytes;
+  uint8_t* o = static_cast<uint8_t*>(dst);
+  for (int j = 0; j < chunks; ++j) {
+    int32_t* q = reinterpret_cast<int32_t*>(o);
+    for (int v = 0; v < 4; ++v)
+      for (int l = 0; l < 8; ++l) {
+        const int ch = (32 * j + 8 * v + l) % a.p;
+        const int next = (32 * j + 8 * v + (l < 7 ? l + 1 : l)) % a.p;
+        const bool in = ch < a.c;
+        const int nc = next < a.c ? next : 0;
+        const int c0 = in ? ch : 0;
+        int32_t* vq = q + v * 48;
+        vq[0 * 8 + l] = in ? a.w[c0] : 0;
+        vq[1 * 8 + l] = a.bias[c0];
+        vq[2 * 8 + l] = a.mult[c0];
+        vq[3 * 8 + l] = a.mult[nc];
+        vq[4 * 8 + l] = a.r32[c0];
+        vq[5 * 8 + l] = a.sh32[c0];
+      }
+    uint8_t* keep = o + kFlatChunkInts * 4;
+    for (int i = 0; i < 32; ++i) keep[i] = (32 * j + i) % a.p < a.c ? 0xff : 0;
+    o += kFlatChunkBytes;
+  }
+  return bytes;
+}
+int64_t dwflat_avx2(const DwFlatArgs& a) {
+  const int chunks = flat_period(a.p) / 32;
+  const uint8_t* pack = static_cast<const uint8_t*>(a.pack);
+  const __m256i lo = _mm256_set1_epi8(static_cast<char>(a.lo)),
+                hi = _mm256_set1_epi8(static_cast<char>(a.hi));
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  int64_t i = 0;
+  int j = 0;
+  for (; i + 32 <= a.n; i += 32, j = j + 1 == chunks ? 0 : j + 1) {
+    const uint8_t* cp = pack + static_cast<size_t>(j) * kFlatChunkBytes;
+    __m256i y[4];
+    for (int v = 0; v < 4; ++v) {
+      const int32_t* q = reinterpret_cast<const int32_t*>(cp) + v * 48;
+      const __m256i x =
+          _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a.in + i + 8 * v)));
+      const __m256i acc = _mm256_add_epi32(_mm256_mullo_epi32(x, ld8(q)), ld8(q + 8));
+      const __m256i e = _mm256_mul_epi32(acc, ld8(q + 16));
+      const __m256i o = _mm256_mul_epi32(_mm256_srli_epi64(acc, 32), ld8(q + 24));
+      const __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(e, 32), o, 0xAA);
+      y[v] = _mm256_srav_epi32(_mm256_add_epi32(h, ld8(q + 32)), ld8(q + 40));
+    }
+    __m256i r = _mm256_permutevar8x32_epi32(
+        _mm256_packs_epi16(_mm256_packs_epi32(y[0], y[1]), _mm256_packs_epi32(y[2], y[3])), order);
+    r = _mm256_min_epi8(_mm256_max_epi8(r, lo), hi);
+    __m256i* op = reinterpret_cast<__m256i*>(a.out + i);
+    const __m256i keep = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cp + kFlatChunkInts * 4));
+    _mm256_storeu_si256(op, _mm256_blendv_epi8(_mm256_loadu_si256(op), r, keep));
+  }
+  return i;
+}
+
+// dw4 multiply-accumulate: vpmaddubsw (unsigned x signed byte pairs to
+// int16, exact here) then vpmaddwd with ones (pairs to int32).
+struct MacAvx2 {
+  template <class O>
+  static typename O::V dot4(typename O::V acc, typename O::V x, typename O::V w,
+                            typename O::V ones) {
+    return O::add32(acc, O::madd(O::maddubs(x, w), ones));
+  }
+};
+void dw4_row_avx2(const DwRowArgs& a) { dw4::row<MacAvx2>(a); }
+
 }  // namespace
 
 const ConvIsa& avx2_isa() {
-  static const ConvIsa nonneg = {
-      "avx2-u8",     6, kNr,           /*kg=*/4, /*kpad=*/4,   /*esize=*/1,   InputFormat::kS8,
-      gemm_k4_u8<6>, 5, gemm_k4_u8<5>, dw_avx2,  dw_pack_avx2, epilogue_avx2, nullptr,
+  // Common parts: depthwise, epilogue, dw4 and flat depthwise.
+#define OPENBPU_AVX2_DW                                                              \
+  .dw = dw_avx2, .dw_pack = dw_pack_avx2, .epilogue = epilogue_avx2, .dw4_cpad = dw4::cpad, \
+  .dw4_pack = dw4::pack, .dw4_convert = dw4::convert, .dw4_row = dw4_row_avx2,              \
+  .dwflat_pack = dwflat_pack_avx2, .dwflat = dwflat_avx2
+  // int8 GEMMs of 8 channels (output channels per group <= 8): for inputs
+  // without negative values, and for any input with |x| and sign(w, x)
+  // when no weight is -128 (no input copy; with 16 channels and more the
+  // extra vpsignb per product makes the int16 GEMM the faster one).
+  static const ConvIsa u8_n8 = {
+      .name = "avx2-u8-n8", .mr = 8, .nr = 8, .kg = 4, .kpad = 4, .esize = 1,
+      .fmt = InputFormat::kS8, .gemm = gemm_k4_s8<8, 1, false>, .mr2 = 6,
+      .gemm2 = gemm_k4_s8<6, 1, false>, .gemm_q = gemm_k4_s8<8, 1, false, true>,
+      .gemm2_q = gemm_k4_s8<6, 1, false, true>, OPENBPU_AVX2_DW,
   };
+  static const ConvIsa s8_n8 = {
+      .name = "avx2-s8-n8", .mr = 8, .nr = 8, .kg = 4, .kpad = 4, .esize = 1,
+      .fmt = InputFormat::kS8, .gemm = gemm_k4_s8<8, 1, true>, .mr2 = 6,
+      .gemm2 = gemm_k4_s8<6, 1, true>, .gemm_q = gemm_k4_s8<8, 1, true, true>,
+      .gemm2_q = gemm_k4_s8<6, 1, true, true>, OPENBPU_AVX2_DW, .sign_abs = true,
+  };
+  // Inputs without negative values (5 x 16: 10 accumulators + 2 weights +
+  // ones + broadcast + temporary, no spill).
+  static const ConvIsa u8 = {
+      .name = "avx2-u8", .mr = 5, .nr = kNr, .kg = 4, .kpad = 4, .esize = 1,
+      .fmt = InputFormat::kS8, .gemm = gemm_k4_s8<5, 2, false>, .mr2 = 4,
+      .gemm2 = gemm_k4_s8<4, 2, false>, .gemm_q = gemm_k4_s8<5, 2, false, true>,
+      .gemm2_q = gemm_k4_s8<4, 2, false, true>, OPENBPU_AVX2_DW, .narrow = &u8_n8,
+  };
+  // Any input and weight: int16 data, vpmaddwd.
   static const ConvIsa isa = {
-      "avx2",     6, kNr,        /*kg=*/2, /*kpad=*/2,   /*esize=*/2,   InputFormat::kS16,
-      gemm_k2<6>, 5, gemm_k2<5>, dw_avx2,  dw_pack_avx2, epilogue_avx2, &nonneg,
+      .name = "avx2", .mr = 6, .nr = kNr, .kg = 2, .kpad = 2, .esize = 2,
+      .fmt = InputFormat::kS16, .gemm = gemm_k2<6>, .mr2 = 5, .gemm2 = gemm_k2<5>,
+      .gemm_q = gemm_k2<6, true>, .gemm2_q = gemm_k2<5, true>, OPENBPU_AVX2_DW, .nonneg = &u8,
+      .signed8 = &s8_n8,
   };
+#undef OPENBPU_AVX2_DW
   return isa;
 }
 

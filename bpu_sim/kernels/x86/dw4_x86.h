@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: Apache-2.0
+// The dw4 depthwise kernel (kernels.h, DwRowArgs) for x86, included by each
+// x86 instruction-set file, which compiles it with its own flags and its own
+// multiply-accumulate (Mac policy). Everything here has internal linkage, so
+// no code built for one instruction set can be shared with another file.
+//
+// Channel blocks: 32 (ymm) or, for a last block of at most 16, 16 (xmm).
+// Column groups: for every even column x of a zero-padded input row, the
+// bytes of columns x..x+3 are interleaved per channel (unpack epi8 of
+// (x, x+1), (x+2, x+3), then epi16), which gives four vectors of 4 bytes
+// (the 4 columns) per channel:
+//   E = channels 0-3 | 16-19, F = 4-7 | 20-23, G = 8-11 | 24-27, H = 12-15 | 28-31
+// (xmm: E = 0-3, F = 4-7, G = 8-11, H = 12-15). An output pixel whose first
+// tap column b is even reads groups b, b + 4, ...; for b odd it reads
+// groups b - 1, b + 3, ... with its weights shifted by one slot: two weight
+// sets (column parity) per kernel row, zero in the unused slots. Each
+// group then is one vpmaddubsw + vpmaddwd per vector, no shuffle. The
+// weights and the per-channel requantization constants are packed in the
+// E..H lane order, and packs_epi32(E, F), packs_epi32(G, H), packs_epi16
+// restore the natural channel order of the int8 result.
+//
+// Exactness: for inputs >= 0, vpmaddubsw pairs are at most 2*127*128 <
+// 2^15; for signed inputs the kernel multiplies |x| (as unsigned, 128 for
+// -128) by sign(w, x) (w negated where x < 0, zero where x == 0), which is
+// exact because the plan has no weight equal to -128: pairs are at most
+// 2*128*127. The int32 sums are exact (validator bound). The fused
+// requantization is the S >= 33 form of docs/kernels.md; saturating packs
+// then the int8 clamp to [lo, hi] equal clamp(y, lo, hi).
+#ifndef OPENBPU_BPU_SIM_KERNELS_X86_DW4_X86_H_
+#define OPENBPU_BPU_SIM_KERNELS_X86_DW4_X86_H_
+
+#include <cstring>
+
+#include "bpu_sim/kernels/kernels.h"
+
+namespace openbpu::sim::kern {
+namespace {
+namespace dw4 {
+
+// Channel of lane l of vector v (E, F, G, H = 0..3) within a block.
+inline int lane_channel(int v, int l) { return l < 4 ? v * 4 + l : 16 + v * 4 + (l - 4); }
+
+// Block b's first channel and width: 32, or 16 for a last block of at most
+// 16 channels.
+struct Block {
+  int c0, width;
+};
+inline int block_count(int c) { return (c + 31) / 32; }
+inline Block block(int c, int b) {
+  return {32 * b, b == block_count(c) - 1 && c - 32 * b <= 16 ? 16 : 32};
+}
+inline int cpad(int c) {
+  const Block last = block(c, block_count(c) - 1);
+  return last.c0 + last.width;
+}
+// Groups per kernel row for first-tap column parity q.
+inline int groups(int kw, int q) { return (kw + q + 3) / 4; }
+
+// Packed bytes of one block: for each kernel row, parity 0 then 1, each of
+// its groups: E..H weight vectors (width bytes each); then per vector bias,
+// M, M of the odd lanes (M[l + 1]), r32, sh32 (lanes int32 each).
+inline size_t weight_bytes(int width, int kh, int kw) {
+  return static_cast<size_t>(kh) * (groups(kw, 0) + groups(kw, 1)) * 4 * width;
+}
+inline size_t block_bytes(int width, int kh, int kw) {
+  return weight_bytes(width, kh, kw) + 5 * 4 * static_cast<size_t>(width / 4) * 4;
+}
+
+inline size_t pack(const DwPackArgs& a, void* dst) {
+  size_t total = 0;
+  for (int b = 0; b < block_count(a.c); ++b) total += block_bytes(block(a.c, b).width, a.kh, a.kw);
+  if (dst == nullptr) return total;
+  uint8_t* o = static_cast<uint8_t*>(dst);
+  const int taps = a.kh * a.kw;
+  for (int b = 0; b < block_count(a.c); ++b) {
+    const Block blk = block(a.c, b);
+    const int lanes = blk.width / 4;
+    for (int kh = 0; kh < a.kh; ++kh)
+      for (int q = 0; q < 2; ++q)
+        for (int g = 0; g < groups(a.kw, q); ++g)
+          for (int v = 0; v < 4; ++v)
+            for (int l = 0; l < lanes; ++l)
+              for (int j = 0; j < 4; ++j) {
+                const int ch = blk.c0 + lane_channel(v, l), kw = 4 * g + j - q;
+                const bool in = ch < a.c && kw >= 0 && kw < a.kw;
+                *o++ = static_cast<uint8_t>(in ? a.w[ch * taps + kh * a.kw + kw] : 0);
+              }
+    int32_t* p = reinterpret_cast<int32_t*>(o);
+    for (int v = 0; v < 4; ++v) {
+      for (int l = 0; l < lanes; ++l) {
+        const int ch = blk.c0 + lane_channel(v, l);
+        const int odd = blk.c0 + lane_channel(v, l + 1 < lanes ? l + 1 : l);
+        p[0 * lanes + l] = a.bias[ch];
+        p[1 * lanes + l] = a.mult[ch];
+        p[2 * lanes + l] = a.mult[odd];
+        p[3 * lanes + l] = a.r32[ch];
+        p[4 * lanes + l] = a.sh32[ch];
+      }
+      p += 5 * lanes;
+    }
+    o = reinterpret_cast<uint8_t*>(p);
+  }
+  return total;
+}
+
+// Vector operations of one width.
+struct Y {  // 32 channels
+  using V = __m256i;
+  static V load(const void* p) { return _mm256_loadu_si256(static_cast<const V*>(p)); }
+  static void store(void* p, V v) { _mm256_storeu_si256(static_cast<V*>(p), v); }
+  static V zero() { return _mm256_setzero_si256(); }
+  static V ones16() { return _mm256_set1_epi16(1); }
+  static V lo8(V a, V b) { return _mm256_unpacklo_epi8(a, b); }
+  static V hi8(V a, V b) { return _mm256_unpackhi_epi8(a, b); }
+  static V lo16(V a, V b) { return _mm256_unpacklo_epi16(a, b); }
+  static V hi16(V a, V b) { return _mm256_unpackhi_epi16(a, b); }
+  static V abs8(V a) { return _mm256_abs_epi8(a); }
+  static V sign8(V w, V x) { return _mm256_sign_epi8(w, x); }
+  static V maddubs(V x, V w) { return _mm256_maddubs_epi16(x, w); }
+  static V madd(V a, V b) { return _mm256_madd_epi16(a, b); }
+  static V add32(V a, V b) { return _mm256_add_epi32(a, b); }
+  static V mul_even(V a, V b) { return _mm256_mul_epi32(a, b); }
+  static V srl64_32(V a) { return _mm256_srli_epi64(a, 32); }
+  static V blend_odd(V even, V odd) { return _mm256_blend_epi32(even, odd, 0xAA); }
+  static V srav(V a, V s) { return _mm256_srav_epi32(a, s); }
+  static V packs32(V a, V b) { return _mm256_packs_epi32(a, b); }
+  static V packs16(V a, V b) { return _mm256_packs_epi16(a, b); }
+  static V set8(int v) { return _mm256_set1_epi8(static_cast<char>(v)); }
+  static V max8(V a, V b) { return _mm256_max_epi8(a, b); }
+  static V min8(V a, V b) { return _mm256_min_epi8(a, b); }
+  // int32 lanes of E..H (channel order above) to natural order.
+  static void store_acc(int32_t* acc, const V (&v)[4]) {
+    store(acc + 0, _mm256_permute2x128_si256(v[0], v[1], 0x20));
+    store(acc + 8, _mm256_permute2x128_si256(v[2], v[3], 0x20));
+    store(acc + 16, _mm256_permute2x128_si256(v[0], v[1], 0x31));
+    store(acc + 24, _mm256_permute2x128_si256(v[2], v[3], 0x31));
+  }
+};
+struct X {  // 16 channels
+  using V = __m128i;
+  static V load(const void* p) { return _mm_loadu_si128(static_cast<const V*>(p)); }
+  static void store(void* p, V v) { _mm_storeu_si128(static_cast<V*>(p), v); }
+  static V zero() { return _mm_setzero_si128(); }
+  static V ones16() { return _mm_set1_epi16(1); }
+  static V lo8(V a, V b) { return _mm_unpacklo_epi8(a, b); }
+  static V hi8(V a, V b) { return _mm_unpackhi_epi8(a, b); }
+  static V lo16(V a, V b) { return _mm_unpacklo_epi16(a, b); }
+  static V hi16(V a, V b) { return _mm_unpackhi_epi16(a, b); }
+  static V abs8(V a) { return _mm_abs_epi8(a); }
+  static V sign8(V w, V x) { return _mm_sign_epi8(w, x); }
+  static V maddubs(V x, V w) { return _mm_maddubs_epi16(x, w); }
+  static V madd(V a, V b) { return _mm_madd_epi16(a, b); }
+  static V add32(V a, V b) { return _mm_add_epi32(a, b); }
+  static V mul_even(V a, V b) { return _mm_mul_epi32(a, b); }
+  static V srl64_32(V a) { return _mm_srli_epi64(a, 32); }
+  static V blend_odd(V even, V odd) { return _mm_blend_epi32(even, odd, 0xA); }
+  static V srav(V a, V s) { return _mm_srav_epi32(a, s); }
+  static V packs32(V a, V b) { return _mm_packs_epi32(a, b); }
+  static V packs16(V a, V b) { return _mm_packs_epi16(a, b); }
+  static V set8(int v) { return _mm_set1_epi8(static_cast<char>(v)); }
+  static V max8(V a, V b) { return _mm_max_epi8(a, b); }
+  static V min8(V a, V b) { return _mm_min_epi8(a, b); }
+  static void store_acc(int32_t* acc, const V (&v)[4]) {
+    for (int k = 0; k < 4; ++k) store(acc + 4 * k, v[k]);
+  }
+};
+
+// Column groups of one block: plain row [columns][cp] -> [ngc][cp * 4].
+template <class O>
+void convert_block(const int8_t* plain, int ngc, int cp, int c0, int width, int8_t* dst) {
+  using V = typename O::V;
+  for (int gc = 0; gc < ngc; ++gc) {
+    const int8_t* s = plain + static_cast<int64_t>(2 * gc) * cp + c0;
+    const V t0 = O::load(s), t1 = O::load(s + cp), t2 = O::load(s + 2 * cp),
+            t3 = O::load(s + 3 * cp);
+    const V a = O::lo8(t0, t1), b = O::hi8(t0, t1), c = O::lo8(t2, t3), d = O::hi8(t2, t3);
+    int8_t* o = dst + static_cast<int64_t>(gc) * cp * 4 + 4 * c0;
+    O::store(o, O::lo16(a, c));
+    O::store(o + width, O::hi16(a, c));
+    O::store(o + 2 * width, O::lo16(b, d));
+    O::store(o + 3 * width, O::hi16(b, d));
+  }
+}
+inline void convert(const int8_t* plain, int ngc, int c, int8_t* dst) {
+  const int cp = cpad(c);
+  for (int b = 0; b < block_count(c); ++b) {
+    const Block blk = block(c, b);
+    if (blk.width == 32)
+      convert_block<Y>(plain, ngc, cp, blk.c0, 32, dst);
+    else
+      convert_block<X>(plain, ngc, cp, blk.c0, 16, dst);
+  }
+}
+
+// Requantized int8 channels of one block (natural order).
+template <class O>
+inline typename O::V requant(const typename O::V (&acc)[4], const int32_t* par, int lanes) {
+  using V = typename O::V;
+  V y[4];
+  for (int v = 0; v < 4; ++v) {
+    const int32_t* p = par + v * 5 * lanes;
+    const V e = O::mul_even(acc[v], O::load(p + lanes));
+    const V o = O::mul_even(O::srl64_32(acc[v]), O::load(p + 2 * lanes));
+    const V h = O::blend_odd(O::srl64_32(e), o);
+    y[v] = O::srav(O::add32(h, O::load(p + 3 * lanes)), O::load(p + 4 * lanes));
+  }
+  return O::packs16(O::packs32(y[0], y[1]), O::packs32(y[2], y[3]));
+}
+
+// Stores one pixel's block: requantized int8 (fused) or the raw sums.
+template <class O>
+inline void finish(const DwRowArgs& a, const typename O::V (&acc)[4], const int32_t* par,
+                   int lanes, int p, int c0, int width) {
+  using V = typename O::V;
+  if (a.out == nullptr) {
+    O::store_acc(a.acc + static_cast<int64_t>(p) * a.acc_stride + c0, acc);
+    return;
+  }
+  const V r = O::min8(O::max8(requant<O>(acc, par, lanes), O::set8(a.lo)), O::set8(a.hi));
+  int8_t* o = a.out + p * a.out_pstride + c0;
+  const int n = a.c - c0 < width ? a.c - c0 : width;
+  if (n == width) {
+    O::store(o, r);
+  } else {
+    alignas(32) int8_t tmp[32];
+    O::store(tmp, r);
+    copy_small(o, tmp, static_cast<size_t>(n));
+  }
+}
+
+// One block of channels over all pixels of the row. KH, NG > 0 fix the
+// kernel height and the groups per kernel row (both parities) at compile
+// time; with stride 1 two adjacent pixels (even and odd first column) read
+// the same groups, loaded once.
+template <class O, class Mac, bool kSigned, int KH, int NG>
+void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
+  using V = typename O::V;
+  const int kh_n = KH > 0 ? KH : a.kh;
+  const int lanes = width / 4;
+  const int g0 = NG > 0 ? NG : groups(a.kw, 0), g1 = NG > 0 ? NG : groups(a.kw, 1);
+  const int64_t gstride = static_cast<int64_t>(a.cp) * 4;  // bytes per group column
+  const size_t row_w = static_cast<size_t>(g0 + g1) * 4 * width;
+  const uint8_t* w1 = wp + static_cast<size_t>(g0) * 4 * width;  // odd parity
+  const int32_t* par = reinterpret_cast<const int32_t*>(wp + weight_bytes(width, kh_n, a.kw));
+  const V ones = O::ones16();
+  const bool fused = a.out != nullptr;
+  auto mac = [&](V acc, V x, const uint8_t* w) {
+    const V wv = O::load(w);
+    return kSigned ? Mac::template dot4<O>(acc, O::abs8(x), O::sign8(wv, x), ones)
+                   : Mac::template dot4<O>(acc, x, wv, ones);
+  };
+  int p = 0;
+  if (NG > 0 && a.stride == 1) {  // pairs: pixel p (even column), p + 1 (odd)
+    for (; p + 1 < a.npix; p += 2) {
+      const int64_t off = static_cast<int64_t>(p) / 2 * gstride + 4 * c0;
+      V acc0[4], acc1[4];
+      for (int v = 0; v < 4; ++v)
+        acc0[v] = acc1[v] = fused ? O::load(par + v * 5 * lanes) : O::zero();
+      for (int kh = 0; kh < kh_n; ++kh) {
+        const int8_t* g = a.rows[kh] + off;
+        for (int j = 0; j < NG; ++j)
+          for (int v = 0; v < 4; ++v) {
+            const V x = O::load(g + 2 * j * gstride + v * width);
+            const size_t wo = kh * row_w + (4 * j + v) * static_cast<size_t>(width);
+            acc0[v] = mac(acc0[v], x, wp + wo);
+            acc1[v] = mac(acc1[v], x, w1 + wo);
+          }
+      }
+      finish<O>(a, acc0, par, lanes, p, c0, width);
+      finish<O>(a, acc1, par, lanes, p + 1, c0, width);
+    }
+  }
+  for (; p < a.npix; ++p) {
+    const int b = p * a.stride;  // first tap column
+    const int q = b & 1;
+    const int64_t off = static_cast<int64_t>(b - q) / 2 * gstride + 4 * c0;
+    const uint8_t* w = q == 0 ? wp : w1;
+    const int ng = q == 0 ? g0 : g1;
+    V acc[4];
+    for (int v = 0; v < 4; ++v) acc[v] = fused ? O::load(par + v * 5 * lanes) : O::zero();
+    for (int kh = 0; kh < kh_n; ++kh) {
+      const int8_t* g = a.rows[kh] + off;
+      for (int j = 0; j < ng; ++j)
+        for (int v = 0; v < 4; ++v)
+          acc[v] = mac(acc[v], O::load(g + 2 * j * gstride + v * width),
+                       w + kh * row_w + (4 * j + v) * static_cast<size_t>(width));
+    }
+    finish<O>(a, acc, par, lanes, p, c0, width);
+  }
+}
+
+template <class O, class Mac, bool kSigned>
+void block_row_any(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
+  if (a.kh == 3 && a.kw == 3)
+    block_row<O, Mac, kSigned, 3, 1>(a, wp, c0, width);
+  else if (a.kh == 5 && a.kw == 5)
+    block_row<O, Mac, kSigned, 5, 2>(a, wp, c0, width);
+  else if (a.kh == 1 && a.kw == 1)
+    block_row<O, Mac, kSigned, 1, 1>(a, wp, c0, width);
+  else
+    block_row<O, Mac, kSigned, 0, 0>(a, wp, c0, width);
+}
+
+template <class Mac>
+void row(const DwRowArgs& a) {
+  const uint8_t* wp = static_cast<const uint8_t*>(a.pack);
+  for (int b = 0; b < block_count(a.c); ++b) {
+    const Block blk = block(a.c, b);
+    if (blk.width == 32)
+      a.nonneg ? block_row_any<Y, Mac, false>(a, wp, blk.c0, 32)
+               : block_row_any<Y, Mac, true>(a, wp, blk.c0, 32);
+    else
+      a.nonneg ? block_row_any<X, Mac, false>(a, wp, blk.c0, 16)
+               : block_row_any<X, Mac, true>(a, wp, blk.c0, 16);
+    wp += block_bytes(blk.width, a.kh, a.kw);
+  }
+}
+
+}  // namespace dw4
+}  // namespace
+}  // namespace openbpu::sim::kern
+
+#endif  // OPENBPU_BPU_SIM_KERNELS_X86_DW4_X86_H_

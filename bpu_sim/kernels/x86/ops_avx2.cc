@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+// AVX2 rows of the non-convolution instructions (compiled with -mavx2
+// -mfma; reached only through the avx2 / avx512vnni tables). The portable
+// drivers (portable/ops_portable.cc) resolve the views and call these for
+// contiguous int8 rows; each returns how many leading elements it did and the
+// driver finishes the rest with its exact scalar loop. No standard-library
+// template is used here (see conv_s8_avx2.cc).
+//
+// Eltwise add / sub / mul, int8 operands and output (docs/numerics.md):
+//   v = a*Ma +- b*Mb  or  v = a*b*Ma, |v| < 2^46, y = floor((v + 2^(S-1)) / 2^S)
+// in 64-bit lanes as ((uint64)(v + 2^(S-1) + 2^63) >> S) - 2^(63-S), exact
+// because v + 2^(S-1) fits int64 (docs/kernels.md); for mul with S >= 33 the
+// high 32 bits h of p*Ma (p = a*b) give y = (h + 2^(S-33)) >> (S-32) in
+// 32-bit lanes. A row is done here only when every y fits int32 (the driver
+// checks the bound), so the int32 narrowing, the saturating packs and the
+// int8 clamp to [lo, hi] equal clamp(y, lo, hi).
+// Lut int8 -> int8: the 256-entry table as 16 vpshufb tables of 16; index
+// i = x + 128, for table k the bytes with i - 16k in [0, 15] are looked up
+// (adds_epu8(i - 16k, 0x70) sets bit 7 of every other byte, which vpshufb
+// turns into 0) and the 16 results are or-ed.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "bpu_sim/kernels/kernels.h"
+
+namespace openbpu::sim::kern {
+namespace {
+
+inline __m256i load8x8(const int8_t* p) {  // 8 int8 -> 8 int32
+  return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
+
+// floor((v + 2^(S-1)) / 2^S) of the even 64-bit lanes of ve and vo, as the
+// low int32 of each 64-bit lane, interleaved back into 8 int32 lanes.
+inline __m256i round64(__m256i ve, __m256i vo, __m256i c1, __m128i s, __m256i off) {
+  const __m256i e = _mm256_sub_epi64(_mm256_srl_epi64(_mm256_add_epi64(ve, c1), s), off);
+  const __m256i o = _mm256_sub_epi64(_mm256_srl_epi64(_mm256_add_epi64(vo, c1), s), off);
+  return _mm256_blend_epi32(e, _mm256_slli_epi64(o, 32), 0xAA);
+}
+
+struct EltConsts {
+  __m256i ma, mb, c1, off, r32;
+  __m128i s, sh32;
+  bool mul_hi;  // mul with S >= 33: high-half form
+};
+
+inline __m256i elt8(const EltwiseRowS8& r, const EltConsts& k, const int8_t* a, const int8_t* b) {
+  const __m256i x = r.a_step == 0 ? _mm256_set1_epi32(*a) : load8x8(a);
+  const __m256i z = r.b_step == 0 ? _mm256_set1_epi32(*b) : load8x8(b);
+  if (r.kind == isa::EltwiseKind::kMul) {
+    const __m256i p = _mm256_mullo_epi32(x, z);  // |a*b| <= 2^14
+    const __m256i e = _mm256_mul_epi32(p, k.ma);
+    const __m256i o = _mm256_mul_epi32(_mm256_srli_epi64(p, 32), k.ma);
+    if (k.mul_hi) {
+      const __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(e, 32), o, 0xAA);
+      return _mm256_sra_epi32(_mm256_add_epi32(h, k.r32), k.sh32);
+    }
+    return round64(e, o, k.c1, k.s, k.off);
+  }
+  const __m256i ve = _mm256_add_epi64(_mm256_mul_epi32(x, k.ma), _mm256_mul_epi32(z, k.mb));
+  const __m256i vo = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), k.ma),
+                                      _mm256_mul_epi32(_mm256_srli_epi64(z, 32), k.mb));
+  return round64(ve, vo, k.c1, k.s, k.off);
+}
+
+int64_t eltwise_row_avx2(const EltwiseRowS8& r) {
+  if (r.kind != isa::EltwiseKind::kAdd && r.kind != isa::EltwiseKind::kSub &&
+      r.kind != isa::EltwiseKind::kMul)
+    return 0;
+  EltConsts k;
+  const int s = r.shift;
+  k.ma = _mm256_set1_epi64x(r.ma);
+  k.mb = _mm256_set1_epi64x(r.kind == isa::EltwiseKind::kSub ? -int64_t{r.mb} : r.mb);
+  k.c1 = _mm256_set1_epi64x(
+      static_cast<int64_t>((s > 0 ? uint64_t{1} << (s - 1) : 0) + (uint64_t{1} << 63)));
+  k.off = _mm256_set1_epi64x(static_cast<int64_t>(uint64_t{1} << (63 - s)));
+  k.s = _mm_cvtsi32_si128(s);
+  k.mul_hi = r.kind == isa::EltwiseKind::kMul && s >= 33;
+  k.r32 = _mm256_set1_epi32(k.mul_hi ? 1 << (s - 33) : 0);
+  k.sh32 = _mm_cvtsi32_si128(k.mul_hi ? s - 32 : 0);
+  const __m256i lo = _mm256_set1_epi8(static_cast<char>(r.lo)),
+                hi = _mm256_set1_epi8(static_cast<char>(r.hi));
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  int64_t i = 0;
+  for (; i + 32 <= r.n; i += 32) {
+    __m256i y[4];
+    for (int q = 0; q < 4; ++q)
+      y[q] = elt8(r, k, r.a + (i + 8 * q) * r.a_step, r.b + (i + 8 * q) * r.b_step);
+    const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(y[0], y[1]),
+                                         _mm256_packs_epi32(y[2], y[3]));
+    const __m256i v = _mm256_permutevar8x32_epi32(p, order);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(r.out + i),
+                        _mm256_min_epi8(_mm256_max_epi8(v, lo), hi));
+  }
+  return i;
+}
+
+int64_t lut_row_avx2(const int8_t* in, int8_t* out, int64_t n, const int8_t* table) {
+  __m256i t[16];
+  for (int k = 0; k < 16; ++k)
+    t[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k)));
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), step = _mm256_set1_epi8(16),
+                bias = _mm256_set1_epi8(0x70);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i idx = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i)), flip);
+    __m256i acc = _mm256_setzero_si256();
+    for (int k = 0; k < 16; ++k) {
+      acc = _mm256_or_si256(acc, _mm256_shuffle_epi8(t[k], _mm256_adds_epu8(idx, bias)));
+      idx = _mm256_sub_epi8(idx, step);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), acc);
+  }
+  return i;
+}
+
+}  // namespace
+
+const OpsIsa& avx2_ops() {
+  static const OpsIsa ops = {
+      .eltwise_s8 = eltwise_row_avx2,
+      .lut_s8 = lut_row_avx2,
+  };
+  return ops;
+}
+
+}  // namespace openbpu::sim::kern
