@@ -176,11 +176,11 @@ struct ConvIsa {
   // Optional second tile height (same layout) for pixel counts that leave
   // much of the last MR tile empty (7x7 maps); 0 = none. The driver takes it
   // when ceil(P / mr2) * mr2 is below 0.95 * ceil(P / mr) * mr.
-  int mr2;
-  void (*gemm2)(const GemmArgs&);
+  int mr2 = 0;
+  void (*gemm2)(const GemmArgs&) = nullptr;
   // Optional fused-requantization variants of gemm / gemm2 (GemmArgs::out).
-  void (*gemm_q)(const GemmArgs&);
-  void (*gemm2_q)(const GemmArgs&);
+  void (*gemm_q)(const GemmArgs&) = nullptr;
+  void (*gemm2_q)(const GemmArgs&) = nullptr;
   // Depthwise kernel over 16-channel blocks (nullptr: portable one is used).
   void (*dw)(const DwArgs&);
   // Packs depthwise weights src[c][tap] (c < c_full) for dw; returns bytes
@@ -192,13 +192,13 @@ struct ConvIsa {
   // the pixel stride (bytes) of the padded rows for c channels; dw4_pack
   // returns the packed bytes when dst is nullptr; dw4_convert turns a padded
   // row of 2 * ngc + 2 columns into ngc column groups of cp * 4 bytes.
-  int (*dw4_cpad)(int c);
-  size_t (*dw4_pack)(const DwPackArgs& a, void* dst);
-  void (*dw4_convert)(const int8_t* plain, int ngc, int c, int8_t* dst);
-  void (*dw4_row)(const DwRowArgs& a);
+  int (*dw4_cpad)(int c) = nullptr;
+  size_t (*dw4_pack)(const DwPackArgs& a, void* dst) = nullptr;
+  void (*dw4_convert)(const int8_t* plain, int ngc, int c, int8_t* dst) = nullptr;
+  void (*dw4_row)(const DwRowArgs& a) = nullptr;
   // Optional flat depthwise 1x1 (DwFlatArgs).
-  size_t (*dwflat_pack)(const DwFlatPackArgs& a, void* dst);
-  int64_t (*dwflat)(const DwFlatArgs& a);
+  size_t (*dwflat_pack)(const DwFlatPackArgs& a, void* dst) = nullptr;
+  int64_t (*dwflat)(const DwFlatArgs& a) = nullptr;
   // Optional GEMM variants (the driver picks one per run):
   //   nonneg   exact only for inputs without negative values (one scan of
   //            the input per run decides; e.g. after ReLU);
@@ -206,10 +206,10 @@ struct ConvIsa {
   //            most 8 output channels;
   //   signed8  for groups of at most 8 output channels and any input, exact
   //            when no weight is -128 (the plan says; sign_abs).
-  const ConvIsa* nonneg;
-  const ConvIsa* signed8;
-  const ConvIsa* narrow;
-  bool sign_abs;  // the GEMM takes |x| and sign(w, x): wrong for weights of -128
+  const ConvIsa* nonneg = nullptr;
+  const ConvIsa* signed8 = nullptr;
+  const ConvIsa* narrow = nullptr;
+  bool sign_abs = false;  // the GEMM takes |x| and sign(w, x): wrong for weights of -128
 };
 
 // Instruction set parts (defined when compiled in for the target).

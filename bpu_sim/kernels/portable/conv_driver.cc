@@ -970,17 +970,17 @@ struct GemmRun {
   const RequantParams& rq;
   Geometry g;
   bool residual, transposed, fused, vec_out;
-  Band band;
-  int es, mr, nr, nsplit;
-  void (*gemm)(const GemmArgs&);
-  int64_t cs;    // band pixel stride in elements
-  int64_t hp, wp;  // row-tap geometry
-  int64_t pixels, tiles, chunk_tiles, chunks;
-  const int8_t* src;
-  const uint8_t* zero;
-  uint8_t zero_byte;
-  OutView out, res;
-  Needs needs;
+  Band band = Band::kTaps;
+  int es = 0, mr = 0, nr = 0, nsplit = 1;
+  void (*gemm)(const GemmArgs&) = nullptr;
+  int64_t cs = 0;  // band pixel stride in elements
+  int64_t hp = 0, wp = 0;  // row-tap geometry
+  int64_t pixels = 0, tiles = 0, chunk_tiles = 0, chunks = 0;
+  const int8_t* src = nullptr;
+  const uint8_t* zero = nullptr;
+  uint8_t zero_byte = 0;
+  OutView out{}, res{};
+  Needs needs{};
 
   // Global input rows (image * rows per image + row) of output pixels
   // [px0, px0 + npx), and the rows per image of the band's coordinates.
