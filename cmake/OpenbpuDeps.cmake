@@ -5,6 +5,11 @@
 # libstdc++, so a cross build needs no arm64 packages.
 find_package(Threads REQUIRED)
 
+# Debian's interpreter (numpy, onnx, torch, matplotlib): the Python package is
+# built for it and the Python-driven tests run with it. The `python3` first on
+# PATH may be another interpreter without Debian's modules.
+set(OPENBPU_PYTHON /usr/bin/python3 CACHE FILEPATH "Python with numpy, onnx, matplotlib, skimage and torch (Debian's)")
+
 find_program(OPENBPU_FLATC flatc REQUIRED)
 find_path(OPENBPU_FLATBUFFERS_INCLUDE flatbuffers/flatbuffers.h REQUIRED)
 find_path(OPENBPU_SPDLOG_INCLUDE spdlog/spdlog.h REQUIRED)

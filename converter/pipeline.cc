@@ -13,6 +13,7 @@
 #include "converter/frontend/onnx/legalize.h"
 #include "converter/frontend/onnx/onnx_io.h"
 #include "converter/ir/executor.h"
+#include "converter/ops/op_unit.h"
 #include "converter/options.h"
 #include "converter/passes/passes.h"
 #include "converter/passes/preprocess.h"
@@ -219,24 +220,38 @@ bool calibrate(const Config& config, const Graph& g, std::vector<Sample>* sample
                                                 [&](size_t d, size_t t) { log.progress(d, t); }, jobs(config));
 }
 
-// *_calibrated_model.onnx: the float model with a QDQ pair on every value
-// the BPU reads or computes.
-bool save_calibrated_model(const Graph& g, const Placement& pl, const CalibrationChoice& best, const std::string& path,
-                           OutputFiles* out, MapperLog& log, std::string* err) {
+// *_calibrated_model.onnx: the float model with a QDQ pair on every int8
+// value the BPU reads or computes (int16 and int32 values have none: opset 13
+// has no int16 QuantizeLinear, and their error is far below int8's) and a
+// per-output-channel one on the weights of BPU convolutions (the compiler's
+// scales).
+bool save_calibrated_model(const Graph& g, const Placement& pl, const CalibrationChoice& best,
+                           const CompileOptions& co, const std::string& path, OutputFiles* out, MapperLog& log,
+                           std::string* err) {
   Graph legal = g;
   if (!legalize_for_onnx(&legal, err)) return false;
+  auto int16 = [&](const std::string& v) { return !co.int8_values.count(v) && (co.all_int16 || co.int16_values.count(v)); };
   std::vector<std::string> qvalues;
-  for (const auto& t : best.model.traces) qvalues.push_back(t.value);
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (pl.nodes[i].device == Device::kBpu)
-      for (const auto& in : g.nodes[i].inputs)
-        if (!in.empty() && g.value(in) && !g.value(in)->is_constant()) qvalues.push_back(in);
+  for (const auto& t : best.model.traces)
+    if (t.q.dtype == isa::DType::kInt8) qvalues.push_back(t.value);
+  std::map<std::string, std::vector<float>> weight_scales;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (pl.nodes[i].device != Device::kBpu) continue;
+    const Node& n = g.nodes[i];
+    for (const auto& in : n.inputs)
+      if (!in.empty() && g.value(in) && !g.value(in)->is_constant() && !int16(in)) qvalues.push_back(in);
+    const Value* w = n.inputs.size() > 1 ? g.value(n.inputs[1]) : nullptr;
+    const OpUnit* unit = find_op_unit(n);
+    if (n.op_type == "Conv" && unit != nullptr && unit->int32_tail != nullptr && w != nullptr && w->is_constant() &&
+        w->elem_type == kFloat && w->shape.size() == 4 && legal.value(w->name) != nullptr)
+      weight_scales[w->name] = unit->int32_tail(g, n);
+  }
   std::sort(qvalues.begin(), qvalues.end());
   qvalues.erase(std::unique(qvalues.begin(), qvalues.end()), qvalues.end());
   std::vector<std::string> present;
   for (const auto& v : qvalues)
     if (legal.value(v) && legal.value(v)->elem_type == kFloat) present.push_back(v);
-  if (!onnxio::save_calibrated(legal, best.thresholds, present, path, err)) return false;
+  if (!onnxio::save_calibrated(legal, best.thresholds, present, weight_scales, path, err)) return false;
   out->add(path);
   log.info("Saving model to: " + path + ".");
   return true;
@@ -364,7 +379,7 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   log.info("End to calibrate the model.");
 
   Similarity sim;
-  if (!save_calibrated_model(g, pl, best, out.path("_calibrated_model.onnx"), &out, log, &err) ||
+  if (!save_calibrated_model(g, pl, best, co, out.path("_calibrated_model.onnx"), &out, log, &err) ||
       !similarity_stage(g, pl, best, co, samples.front(), &sim, &err) ||
       !write_outputs(config, tool, &best.model, &out, log, &err))
     return fail(err);

@@ -32,6 +32,9 @@ PACKAGES=(
   # reference data, test models, peers
   libonnx-testdata
   python3 python3-numpy python3-onnx
+  # the openbpu Python package (pybind11 module for Debian's python3) and
+  # the accuracy debugger's plots
+  pybind11-dev python3-dev python3-matplotlib
   # converter test models (torchvision exports) and their sample photos
   python3-torch python3-torchvision python3-skimage python3-pil
 )

@@ -300,7 +300,7 @@ bool TensorSet::add_output(const hbDNNTensorProperties& props) {
 }
 
 int32_t run_inference(const ModelDesc& desc, TensorSet* tensors, int core_id, const std::vector<Roi>* roi_list,
-                      double* latency_ms) {
+                      double* latency_ms, int32_t priority) {
   // hbDNNRoiInfer takes a non-const array.
   std::vector<hbDNNRoi> roi_array;
   if (roi_list != nullptr)
@@ -309,6 +309,7 @@ int32_t run_inference(const ModelDesc& desc, TensorSet* tensors, int core_id, co
   hbDNNInferCtrlParam param;
   HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&param);
   param.bpuCoreId = core_mask(core_id);
+  param.priority = priority;
   hbDNNTaskHandle_t task = nullptr;
   hbDNNTensor* out = tensors->outputs.data();
   const auto t0 = std::chrono::steady_clock::now();

@@ -262,7 +262,7 @@ bool TensorSet::add_output(const hbDNNTensorProperties& props) {
 }
 
 int32_t run_inference(const ModelDesc& desc, TensorSet* tensors, int core_id, const std::vector<Roi>* rois,
-                      double* latency_ms) {
+                      double* latency_ms, int32_t priority) {
   if (rois != nullptr) {
     log_error("model '%s': resizer inputs take their ROI as an input tensor in this generation", desc.name.c_str());
     return HB_DNN_INVALID_ARGUMENT;
@@ -270,6 +270,7 @@ int32_t run_inference(const ModelDesc& desc, TensorSet* tensors, int core_id, co
   hbUCPSchedParam sched;
   HB_UCP_INITIALIZE_SCHED_PARAM(&sched);
   sched.backend = core_id <= 0 ? HB_UCP_BPU_CORE_ANY : (HB_UCP_BPU_CORE_0 << (core_id - 1));
+  sched.priority = priority;
   hbUCPTaskHandle_t task = nullptr;
   const auto t0 = std::chrono::steady_clock::now();
   int32_t rc = hbDNNInferV2(&task, tensors->outputs.data(), tensors->inputs.data(), desc.handle);

@@ -125,8 +125,9 @@ class TensorSet {
 
 // One inference: submit, wait, release. Returns 0 or the libdnn code (an
 // error has been printed); *latency_ms = submit to WaitTaskDone return.
+// priority: the task's priority (0..255, lowest 0; 255 preempts).
 int32_t run_inference(const ModelDesc& desc, TensorSet* tensors, int core_id, const std::vector<Roi>* rois,
-                      double* latency_ms);
+                      double* latency_ms, int32_t priority = 0);
 
 }  // namespace openbpu::tools
 

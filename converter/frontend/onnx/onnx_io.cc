@@ -423,6 +423,15 @@ bool load_model(const std::string& path, Graph* graph, std::string* error) {
   return import_model(m, dir, graph, error);
 }
 
+bool load_model_bytes(const std::string& bytes, const std::string& base_dir, Graph* graph, std::string* error) {
+  onnx::ModelProto m;
+  if (!m.ParseFromString(bytes)) {
+    *error = "not a valid ONNX model (protobuf parse failed)";
+    return false;
+  }
+  return import_model(m, base_dir, graph, error);
+}
+
 void export_model(const Graph& g, onnx::ModelProto* m) {
   m->set_ir_version(std::max<int64_t>(g.ir_version, 7));
   m->set_producer_name("openbpu hb_mapper");
@@ -487,7 +496,9 @@ bool save_model(const Graph& g, const std::string& path, std::string* error) {
 }
 
 bool save_calibrated(const Graph& g, const std::map<std::string, double>& thresholds,
-                     const std::vector<std::string>& values, const std::string& path, std::string* error) {
+                     const std::vector<std::string>& values,
+                     const std::map<std::string, std::vector<float>>& weight_scales, const std::string& path,
+                     std::string* error) {
   onnx::ModelProto m;
   export_model(g, &m);
   int64_t opset = g.opset;
@@ -547,10 +558,44 @@ bool save_calibrated(const Graph& g, const std::map<std::string, double>& thresh
     d->add_input(zp_name);
     d->add_output(dst);
   }
+  // Weights: QuantizeLinear/DequantizeLinear per output channel (axis 0);
+  // the readers of the weight read the dequantized copy.
+  for (const auto& [w, scales] : weight_scales) {
+    const std::string base = w + "_qdq" + std::to_string(counter++);
+    auto* sc = graph->add_initializer();
+    sc->set_name(base + "_scale");
+    sc->set_data_type(onnx::TensorProto::FLOAT);
+    sc->add_dims(static_cast<int64_t>(scales.size()));
+    for (float s : scales) sc->add_float_data(s);
+    auto* zp = graph->add_initializer();
+    zp->set_name(base + "_zero_point");
+    zp->set_data_type(onnx::TensorProto::INT8);
+    zp->add_dims(static_cast<int64_t>(scales.size()));
+    for (size_t k = 0; k < scales.size(); ++k) zp->add_int32_data(0);
+    for (auto& n : *graph->mutable_node())
+      for (auto& i : *n.mutable_input())
+        if (i == w) i = base + "_dequantized";
+    for (const char* op : {"QuantizeLinear", "DequantizeLinear"}) {
+      const bool q = op[0] == 'Q';
+      auto* node = graph->add_node();
+      node->set_name(base + "_" + op);
+      node->set_op_type(op);
+      node->add_input(q ? w : base + "_int8");
+      node->add_input(base + "_scale");
+      node->add_input(base + "_zero_point");
+      node->add_output(q ? base + "_int8" : base + "_dequantized");
+      auto* axis = node->add_attribute();
+      axis->set_name("axis");
+      axis->set_type(onnx::AttributeProto::INT);
+      axis->set_i(0);
+    }
+  }
   // Restore a topological order (the pairs were appended at the end).
   Graph sorted;
   if (!import_model(m, ".", &sorted, error)) return false;
   sorted.opset = opset;
+  // Shapes of the new values, so that readers need no shape inference.
+  if (!infer_shapes(&sorted, error)) return false;
   return save_model(sorted, path, error);
 }
 

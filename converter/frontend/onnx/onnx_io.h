@@ -32,6 +32,8 @@ void attrs_to_node(const rt::Attrs& attrs, onnx::NodeProto* n);
 // inputs that are initializers are dropped, default domain opset recorded.
 // Errors name the problem (unreadable file, IR version, opset, subgraphs).
 bool load_model(const std::string& path, Graph* graph, std::string* error);
+// The same from a serialized ModelProto (external data relative to base_dir).
+bool load_model_bytes(const std::string& bytes, const std::string& base_dir, Graph* graph, std::string* error);
 // Converts a parsed ModelProto (the backend test runner uses this too).
 bool import_model(const onnx::ModelProto& model, const std::string& base_dir, Graph* graph, std::string* error);
 
@@ -42,10 +44,15 @@ void export_model(const Graph& graph, onnx::ModelProto* model);
 
 // Writes the float graph with fake quantization on `values`: each gets a
 // QuantizeLinear/DequantizeLinear pair (int8, zero point 0, scale =
-// threshold / 127). Models below opset 13 are converted with ONNX's version
-// converter first, so the result is standard ONNX any runtime executes.
+// threshold / 127), named <value>_qdq<k>_QuantizeLinear/_DequantizeLinear.
+// Each constant of `weight_scales` (convolution weights) gets a per-channel
+// pair on axis 0 with the given scales. Models below opset 13 are converted
+// with ONNX's version converter first, so the result is standard ONNX any
+// runtime executes.
 bool save_calibrated(const Graph& graph, const std::map<std::string, double>& thresholds,
-                     const std::vector<std::string>& values, const std::string& path, std::string* error);
+                     const std::vector<std::string>& values,
+                     const std::map<std::string, std::vector<float>>& weight_scales, const std::string& path,
+                     std::string* error);
 
 // Runs ONNX shape inference over the graph and records the inferred types
 // and shapes of every value (known shapes are kept, unknown filled in).

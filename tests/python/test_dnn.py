@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""The libdnn binding against hrt_model_exec: the same model and input give
+the same bytes as `hrt_model_exec infer` dumps (raw aligned, padding
+removed, dequantized); quantize/dequantize against numpy's formula; errors."""
+import os
+import subprocess
+import tempfile
+import threading
+import unittest
+
+import numpy as np
+
+import openbpu
+from common import BIN, calibration_samples, model_file
+
+
+def hrt_dump(model, inputs, *flags):
+    """Runs hrt_model_exec infer with --enable_dump; returns the output dump bytes."""
+    with tempfile.TemporaryDirectory() as d:
+        files = []
+        for i, a in enumerate(inputs):
+            files.append(os.path.join(d, "in%d.bin" % i))
+            np.ascontiguousarray(a).tofile(files[-1])
+        out = os.path.join(d, "dump")
+        r = subprocess.run([os.path.join(BIN, "hrt_model_exec"), "infer", "--model_file=" + model,
+                            "--input_file=" + ",".join(files), "--enable_dump", "--dump_path=" + out] + list(flags),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            raise AssertionError("hrt_model_exec failed:\n" + r.stdout)
+        dumps = sorted(f for f in os.listdir(out) if f.startswith("model_infer_output_"))
+        return [open(os.path.join(out, f), "rb").read() for f in dumps]
+
+
+def round_half_away(v):
+    return np.sign(v) * np.floor(np.abs(v) + 0.5)
+
+
+class DnnBinding(unittest.TestCase):
+    def test_int_output_equals_hrt_model_exec_dumps(self):
+        path = model_file("sensitive_int")
+        m = openbpu.load_model(path)
+        self.assertEqual(m.outputs[0].quanti_type, "SCALE")
+        self.assertNotEqual(m.outputs[0].valid_shape, m.outputs[0].aligned_shape)  # padded channels
+        x = calibration_samples("sensitive_int", "input")[0]
+        aligned = m.infer([x], aligned=True)[0]
+        valid = m.infer({"input": x})[0]
+        floats = m.infer(x, dequantize=True)[0]
+        self.assertEqual(aligned.tobytes(), hrt_dump(path, [x])[0])
+        self.assertEqual(valid.tobytes(), hrt_dump(path, [x], "--remove_padding_process")[0])
+        self.assertEqual(floats.tobytes(), hrt_dump(path, [x], "--hybrid_dequantize_process")[0])
+        self.assertEqual(valid.shape, m.outputs[0].valid_shape)
+        self.assertTrue(np.array_equal(aligned.reshape(m.outputs[0].aligned_shape)[..., :4], valid))
+
+    def test_image_input_equals_hrt_model_exec_dumps(self):
+        path = model_file("image")
+        m = openbpu.load_model(path)
+        self.assertEqual(m.inputs[0].tensor_type, "HB_DNN_IMG_TYPE_BGR")
+        self.assertEqual(m.inputs[0].layout, "HB_DNN_LAYOUT_NHWC")
+        img = calibration_samples("image", "image")[0]  # int8 "_128" NCHW
+        bgr = np.ascontiguousarray((img.astype(np.int16) + 128).astype(np.uint8).transpose(0, 2, 3, 1))
+        out = m.infer([bgr])[0]
+        self.assertEqual(out.dtype, np.float32)
+        self.assertEqual(out.tobytes(), hrt_dump(path, [bgr])[0])
+
+    def test_quantize_dequantize_follow_the_tensor(self):
+        m = openbpu.load_model(model_file("sensitive_int"))
+        p = m.outputs[0]
+        q = m.infer([calibration_samples("sensitive_int", "input")[1]])[0]
+        scales = np.array(p.scale, np.float64)
+        f = openbpu.dequantize(q, p)
+        self.assertTrue(np.array_equal(f, (q.astype(np.float64) * scales).astype(np.float32)))
+        x = np.random.default_rng(5).normal(0, 3, p.valid_shape).astype(np.float32)
+        x[0, 0, 0, :] = [0.5 * p.scale[0], -2.5 * p.scale[1], 1e12, -1e12]  # ties round away; saturation
+        want = np.clip(round_half_away(x.astype(np.float64) / scales), -2**31, 2**31 - 1).astype(np.int32)
+        got = openbpu.quantize(x, p)
+        self.assertEqual(got.dtype, np.int32)
+        self.assertTrue(np.array_equal(got, want))
+        self.assertEqual(got[0, 0, 0, 0], 1)
+        self.assertEqual(got[0, 0, 0, 1], -3)
+        with self.assertRaisesRegex(RuntimeError, "not quantized|no quantization"):
+            openbpu.quantize(x, m.inputs[0])
+
+    def test_priorities_cores_and_threads_give_the_same_result(self):
+        m = openbpu.load_model(model_file("sensitive"))
+        self.assertEqual(m.march, "bernoulli2")
+        self.assertEqual(m.bpu_core_num, 2)
+        xs = calibration_samples("sensitive", "input")
+        ref = [m.infer([x])[0] for x in xs]
+        for core in (0, 1, 2):
+            for prio in (0, 100, 255):
+                self.assertTrue(np.array_equal(m.infer([xs[0]], priority=prio, core_id=core)[0], ref[0]))
+        results, errors = {}, []
+
+        def worker(t):
+            try:
+                for k in range(10):
+                    i = (t + k) % len(xs)
+                    results[(t, k)] = np.array_equal(m.infer([xs[i]], priority=t * 30)[0], ref[i])
+            except Exception as e:  # noqa: BLE001 (reported below)
+                errors.append(e)
+        threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(len(results), 40)
+        self.assertTrue(all(results.values()))
+
+    def test_errors_name_the_problem(self):
+        m = openbpu.load_model(model_file("sensitive"))
+        x = calibration_samples("sensitive", "input")[0]
+        with self.assertRaisesRegex(RuntimeError, "input 'input': dtype float64 given.*F32"):
+            m.infer([x.astype(np.float64)])
+        with self.assertRaisesRegex(RuntimeError, "input .input.: 1536 bytes given.*takes 3072"):
+            m.infer([x[:, :, :8]])
+        with self.assertRaisesRegex(RuntimeError, r"priority 256 is outside \[0, 255\]"):
+            m.infer([x], priority=256)
+        with self.assertRaisesRegex(RuntimeError, "core_id 3"):
+            m.infer([x], core_id=3)
+        with self.assertRaisesRegex(RuntimeError, "has 1 input"):
+            m.infer([x, x])
+        with self.assertRaisesRegex(RuntimeError, "no data for input 'input'"):
+            m.infer({"other": x})
+        with self.assertRaisesRegex(RuntimeError, "cannot load 'missing.bin'"):
+            openbpu.load("missing.bin")
+        with tempfile.NamedTemporaryFile(suffix=".bin") as bad:
+            bad.write(b"not a model" * 10)
+            bad.flush()
+            with self.assertRaisesRegex(RuntimeError, "cannot load"):
+                openbpu.load(bad.name)
+        with self.assertRaisesRegex(ValueError, "holds"):
+            pack = openbpu.load(model_file("sensitive"), model_file("image"))
+            self.assertEqual(sorted(pack.model_names), ["image", "sensitive"])
+            openbpu.load_model([model_file("sensitive"), model_file("image")])
+
+
+if __name__ == "__main__":
+    unittest.main()
