@@ -24,6 +24,42 @@ target_include_directories(openbpu_thirdparty_headers SYSTEM INTERFACE
 target_compile_definitions(openbpu_thirdparty_headers INTERFACE
   SPDLOG_HEADER_ONLY FMT_HEADER_ONLY)
 
+# libevent (hrt_server and its clients) and OpenSSL's libcrypto (SHA-256
+# names of hrt_server's content-addressed cache). Host builds link Debian's
+# shared libraries; cross builds the target's static archives (libcrypto.a
+# of the multiarch libssl-dev:arm64, libevent_core.a of libevent-dev:arm64
+# unpacked into third_party/arm64 by scripts/setup.sh), so the board tools
+# need no libraries beyond libc and libstdc++.
+add_library(openbpu_net INTERFACE)
+if(CMAKE_CROSSCOMPILING)
+  set(_multiarch ${CMAKE_SYSTEM_PROCESSOR}-linux-gnu)
+  set(OPENBPU_ARM64_ROOT ${PROJECT_SOURCE_DIR}/third_party/arm64/root CACHE PATH
+      "Unpacked libevent-dev of the target architecture (scripts/setup.sh)")
+  find_library(OPENBPU_LIB_EVENT_CORE NAMES libevent_core.a PATHS ${OPENBPU_ARM64_ROOT}/usr/lib/${_multiarch}
+               NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
+  find_path(OPENBPU_EVENT_INCLUDE event2/event.h PATHS ${OPENBPU_ARM64_ROOT}/usr/include
+            NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
+  find_library(OPENBPU_LIB_CRYPTO NAMES libcrypto.a PATHS /usr/lib/${_multiarch} NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
+  find_path(OPENBPU_OPENSSL_ARCH_INCLUDE openssl/configuration.h PATHS /usr/include/${_multiarch}
+            NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
+  if(NOT OPENBPU_LIB_EVENT_CORE OR NOT OPENBPU_EVENT_INCLUDE)
+    message(FATAL_ERROR "libevent for ${_multiarch} not found in ${OPENBPU_ARM64_ROOT}: run scripts/setup.sh")
+  endif()
+  if(NOT OPENBPU_LIB_CRYPTO OR NOT OPENBPU_OPENSSL_ARCH_INCLUDE)
+    message(FATAL_ERROR "libcrypto for ${_multiarch} not found: install libssl-dev:arm64 (scripts/setup.sh)")
+  endif()
+  # The architecture's own headers before the shared OpenSSL ones of
+  # /usr/include (openbpu_thirdparty_headers).
+  target_include_directories(openbpu_net SYSTEM INTERFACE ${OPENBPU_OPENSSL_ARCH_INCLUDE} ${OPENBPU_EVENT_INCLUDE})
+  target_link_libraries(openbpu_net INTERFACE ${OPENBPU_LIB_EVENT_CORE} ${OPENBPU_LIB_CRYPTO} ${CMAKE_DL_LIBS}
+                        Threads::Threads)
+else()
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(OPENBPU_LIBEVENT REQUIRED IMPORTED_TARGET libevent_core)
+  find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+  target_link_libraries(openbpu_net INTERFACE PkgConfig::OPENBPU_LIBEVENT OpenSSL::Crypto)
+endif()
+
 if(OPENBPU_WITH_OPENCV)
   find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)
 endif()

@@ -6,19 +6,22 @@
 # (openbpu, openbpu-ucp).
 include(CMakePackageConfigHelpers)
 
+# Components (Debian packages, cmake/OpenbpuPackage.cmake): runtime (the
+# libraries and the board tools), dev (headers, libdnn.a, CMake and pkg-config
+# files); the converter and the Python package install their own.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/dnn ${PROJECT_SOURCE_DIR}/include/hobot
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 install(FILES ${PROJECT_SOURCE_DIR}/include/openbpu/openbpu.h ${PROJECT_BINARY_DIR}/include/openbpu/version.h
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/openbpu)
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/openbpu COMPONENT dev)
 
 install(TARGETS dnn openbpu_headers EXPORT openbpuTargets
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS hbucp dnn_ucp ucp openbpu_ucp_headers EXPORT openbpuTargets
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/hobot)
-install(EXPORT openbpuTargets NAMESPACE openbpu:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/openbpu)
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/hobot COMPONENT runtime NAMELINK_COMPONENT dev)
+install(EXPORT openbpuTargets NAMESPACE openbpu:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/openbpu COMPONENT dev)
 
 # libdnn.a: the C API plus every internal archive it needs, merged so that a
 # static link needs no other OpenBPU library.
@@ -42,16 +45,18 @@ add_custom_command(OUTPUT ${OPENBPU_MERGED_A}
   DEPENDS dnn_static dnn_core bpu_driver bpu_sim bpu_isa bpu_model ${OPENBPU_MRI}
   COMMENT "Merging libdnn.a")
 add_custom_target(dnn_merged_static ALL DEPENDS ${OPENBPU_MERGED_A})
-install(FILES ${OPENBPU_MERGED_A} DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES ${OPENBPU_MERGED_A} DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/openbpuConfig.cmake.in
   ${PROJECT_BINARY_DIR}/openbpuConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/openbpu)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/openbpuConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/openbpuConfig.cmake ${PROJECT_BINARY_DIR}/openbpuConfigVersion.cmake
-        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/openbpu)
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/openbpu COMPONENT dev)
 
 configure_file(${PROJECT_SOURCE_DIR}/cmake/openbpu.pc.in ${PROJECT_BINARY_DIR}/openbpu.pc @ONLY)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/openbpu-ucp.pc.in ${PROJECT_BINARY_DIR}/openbpu-ucp.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/openbpu.pc ${PROJECT_BINARY_DIR}/openbpu-ucp.pc
-        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
+
+include(cmake/OpenbpuPackage.cmake)

@@ -21,14 +21,16 @@ PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler
   libspdlog-dev libfmt-dev
   libcli11-dev nlohmann-json3-dev
-  libevent-dev
+  libevent-dev libssl-dev
   libopencv-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libyaml-cpp-dev
   libgtest-dev googletest libbenchmark-dev
   libsimde-dev
-  # aarch64 cross build, tests under qemu
+  # aarch64 cross build, tests under qemu; the board's hrt_server links
+  # the arm64 libcrypto (multiarch package) and libevent (below) statically
   g++-aarch64-linux-gnu qemu-user
+  libssl-dev:arm64
   # reference data, test models, peers
   libonnx-testdata
   python3 python3-numpy python3-onnx
@@ -44,6 +46,12 @@ if ! command -v npm >/dev/null 2>&1; then
   PACKAGES+=(nodejs npm)
 fi
 
+# The arm64 packages need the architecture enabled (once).
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  echo "setup: enabling the arm64 architecture for the cross build's libraries"
+  $SUDO dpkg --add-architecture arm64
+fi
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -57,6 +65,18 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "setup: all Debian packages present"
+fi
+
+# libevent-dev:arm64 for the cross build: bookworm's libevent-dev is not
+# co-installable for two architectures (installing the arm64 one removes the
+# amd64 one), so the arm64 package is downloaded with apt and unpacked
+# project-local (cmake/OpenbpuDeps.cmake looks in third_party/arm64/root).
+ARM64_DIR="$ROOT/third_party/arm64"
+if [ ! -f "$ARM64_DIR/root/usr/lib/aarch64-linux-gnu/libevent_core.a" ]; then
+  echo "setup: unpacking libevent-dev:arm64 into $ARM64_DIR"
+  mkdir -p "$ARM64_DIR"
+  (cd "$ARM64_DIR" && rm -f libevent-dev_*_arm64.deb && apt-get download -q libevent-dev:arm64 &&
+   dpkg-deb -x libevent-dev_*_arm64.deb root)
 fi
 
 # npm packages (float reference runtime and real models), project-local.

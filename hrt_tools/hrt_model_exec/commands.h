@@ -11,6 +11,8 @@ namespace openbpu::tools {
 int run_model_info(const Options& opt);
 int run_infer(const Options& opt);
 int run_perf(const Options& opt);
+// The mode on the hrt_server of --remote (remote.cc).
+int run_remote(const Options& opt, const char* mode);
 
 }  // namespace openbpu::tools
 

@@ -55,6 +55,12 @@ int main(int argc, char** argv) {
     case ParseResult::kError: return 1;
     case ParseResult::kRun: break;
   }
+  if (!opt.remote.empty()) {
+    // The server's hrt_model_exec prints its own banner and results (and
+    // hands .hbm models to its hrt_model_exec_ucp), so this comes first.
+    const char* mode = opt.mode == Mode::kModelInfo ? "model_info" : opt.mode == Mode::kInfer ? "infer" : "perf";
+    return run_remote(opt, mode);
+  }
   if (!kUcp && has_hbm_model(opt)) return exec_ucp_tool(argv);
   // The vendor library prints its version banner when it loads a model.
   print_version_banner();

@@ -131,6 +131,12 @@ const std::vector<Flag>& flags() {
                "the minimal 32-byte aligned ones)."
              : "hbm models only (rejected).",
         &Options::input_stride),
+      S("remote", "\"\"", "all",
+        "Run on an hrt_server at HOST:PORT: the files are\n"
+        "uploaded, the output and dumps come back.",
+        &Options::remote),
+      S("token_file", "\"\"", "all", "Access token of --remote (chmod 600).",
+        &Options::token_file),
   };
   return table;
 }
@@ -242,10 +248,33 @@ bool validate(Options* opt) {
   }
   if (!opt->roi.empty() && !opt->roi_infer) log_warn("--roi is ignored without --roi_infer=true");
   if (opt->dequantize_process) opt->hybrid_dequantize_process = true;
+  if (!opt->remote.empty() && opt->token_file.empty()) {
+    std::fprintf(stderr, "ERROR: flag 'remote' needs --token_file (the server's access token)\n");
+    return false;
+  }
+  if (opt->remote.empty() && !opt->token_file.empty())
+    log_warn("--token_file is ignored without --remote");
   return true;
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> passed_options(const Options& opt) {
+  static const char* kLocal[] = {"model_file", "input_file", "dump_path", "profile_path", "remote", "token_file"};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Flag& f : flags()) {
+    if (!opt.has(f.name)) continue;
+    bool local = false;
+    for (const char* l : kLocal) local = local || std::strcmp(l, f.name) == 0;
+    if (local) continue;
+    switch (f.type) {
+      case Type::kString: out.emplace_back(f.name, opt.*(f.str)); break;
+      case Type::kInt: out.emplace_back(f.name, std::to_string(opt.*(f.num))); break;
+      case Type::kBool: out.emplace_back(f.name, opt.*(f.flag) ? "true" : "false"); break;
+    }
+  }
+  return out;
+}
 
 std::vector<std::string> split_list(const std::string& s, char sep) {
   std::vector<std::string> out;

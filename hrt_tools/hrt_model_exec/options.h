@@ -9,6 +9,7 @@
 
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace openbpu::tools {
@@ -42,6 +43,9 @@ struct Options {
   std::string input_img_properties;
   std::string input_valid_shape;
   std::string input_stride;
+  // Remote run on an hrt_server (docs/hrt_server.md).
+  std::string remote;      // HOST:PORT
+  std::string token_file;  // access token (chmod 600)
 
   std::set<std::string> given;  // names of the flags found on the command line
   bool has(const char* flag) const { return given.count(flag) != 0; }
@@ -56,6 +60,12 @@ enum class ParseResult { kRun, kHelp, kVersion, kError };
 ParseResult parse_options(int argc, char** argv, Options* opt);
 
 void print_usage();
+
+// The options given on the command line as (name, value) text, in the
+// table's order, without the file/path and remote options (model_file,
+// input_file, dump_path, profile_path, remote, token_file): what a remote
+// run passes to the server's hrt_model_exec.
+std::vector<std::pair<std::string, std::string>> passed_options(const Options& opt);
 
 // Splits "a,b,,c" into {"a","b","c"} (empty items dropped, spaces trimmed).
 std::vector<std::string> split_list(const std::string& s, char sep);

@@ -5,6 +5,7 @@
   arrays (quantize/dequantize helpers follow a tensor's quantization);
 * ``HB_ONNXRuntime``: the ONNX models hb_mapper writes, run by the
   converter's executor (the quantized one bit-exact with the .bin);
+* ``RemoteSession``: the same model run on a board's hrt_server;
 * ``openbpu.debug``: the accuracy debugger (also the ``hmct-debugger``
   command).
 
@@ -17,6 +18,7 @@ A three-line evaluation loop::
 from ._openbpu import (Model, OnnxSession, PackedModel, TensorProperties,  # noqa: F401
                        __version__, dequantize, dnn_version, quantize)
 from .onnx_runtime import HB_ONNXRuntime, NodeArg  # noqa: F401
+from .remote import RemoteError, RemoteSession  # noqa: F401
 
 
 def load(*files):

@@ -11,6 +11,7 @@ namespace openbpu::python {
 
 void bind_dnn(pybind11::module_& m);
 void bind_onnx(pybind11::module_& m);
+void bind_remote(pybind11::module_& m);
 
 }  // namespace openbpu::python
 

@@ -8,4 +8,5 @@ PYBIND11_MODULE(_openbpu, m) {
   m.attr("__version__") = OPENBPU_VERSION_STRING;
   openbpu::python::bind_dnn(m);
   openbpu::python::bind_onnx(m);
+  openbpu::python::bind_remote(m);
 }
