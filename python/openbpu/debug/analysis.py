@@ -193,6 +193,15 @@ def plot_acc_error(save_dir=None, calibrated_data=None, model_or_file=None, quan
     return result
 
 
+def _nodes_setup(model_or_file, calibrated_data, nodes_list, save_dir):
+    """(node names, model, every sample, save folder) of the per-node plots."""
+    names = _as_list(nodes_list)
+    if not names:
+        raise ValueError("nodes_list is required")
+    model, data = _setup(model_or_file, calibrated_data)
+    return names, model, data.samples(), _save_dir(save_dir)
+
+
 def _collect(runs, value):
     return np.concatenate([r[value].reshape((-1,) + r[value].shape[1:]) for r in runs], axis=0)
 
@@ -204,12 +213,7 @@ def plot_distribution(save_dir=None, model_or_file=None, calibrated_data=None, n
     difference. The blue triangle marks the largest absolute value, the red
     dashed lines the calibration threshold. One PNG per node
     (distribution_<node>.png); returns {node: file}."""
-    names = _as_list(nodes_list)
-    if not names:
-        raise ValueError("nodes_list is required")
-    model, data = _setup(model_or_file, calibrated_data)
-    samples = data.samples()
-    d = _save_dir(save_dir)
+    names, model, samples, d = _nodes_setup(model_or_file, calibrated_data, nodes_list, save_dir)
     files = collections.OrderedDict()
     for name in names:
         kind = model.kind_of(name)
@@ -242,12 +246,7 @@ def get_channelwise_data_distribution(save_dir=None, model_or_file=None, calibra
     default the weight node's quantization axis, 1 for activations). One PNG
     per node (channelwise_<node>.png); returns {node: (file, per-channel
     arrays)}."""
-    names = _as_list(nodes_list)
-    if not names:
-        raise ValueError("nodes_list is required")
-    model, data = _setup(model_or_file, calibrated_data)
-    samples = data.samples()
-    d = _save_dir(save_dir)
+    names, model, samples, d = _nodes_setup(model_or_file, calibrated_data, nodes_list, save_dir)
     out = collections.OrderedDict()
     for name in names:
         if not model.is_pair(name):
