@@ -21,12 +21,7 @@ namespace {
 class Remote {
  public:
   Remote(const std::string& host_port, const std::string& token_file, int timeout_s) {
-    bool ok = false;
-    {
-      py::gil_scoped_release release;
-      ok = client_.connect(host_port, token_file, timeout_s, &info_);
-    }
-    if (!ok) throw std::runtime_error(host_port + ": " + client_.error());
+    call([&] { return client_.connect(host_port, token_file, timeout_s, &info_); }, host_port + ": ");
   }
 
   py::dict info() const {
@@ -43,24 +38,14 @@ class Remote {
 
   std::string upload_file(const std::string& path) {
     std::string sha;
-    bool ok = false;
-    {
-      py::gil_scoped_release release;
-      ok = client_.upload_file(path, &sha);
-    }
-    if (!ok) throw std::runtime_error(client_.error());
+    call([&] { return client_.upload_file(path, &sha); });
     return sha;
   }
 
   std::string upload_bytes(const py::bytes& data) {
     const std::string bytes = data;
     std::string sha;
-    bool ok = false;
-    {
-      py::gil_scoped_release release;
-      ok = client_.upload_bytes(bytes, &sha);
-    }
-    if (!ok) throw std::runtime_error(client_.error());
+    call([&] { return client_.upload_bytes(bytes, &sha); });
     return sha;
   }
 
@@ -75,12 +60,7 @@ class Remote {
     r.profile = profile;
     r.wait_s = wait_s;
     tools::RemoteResult res;
-    bool ok = false;
-    {
-      py::gil_scoped_release release;
-      ok = client_.run(r, &res);
-    }
-    if (!ok) throw std::runtime_error(client_.error());
+    call([&] { return client_.run(r, &res); });
     py::dict d;
     d["exit_code"] = res.exit_code;
     d["stdout"] = res.out;
@@ -92,6 +72,17 @@ class Remote {
   }
 
  private:
+  // Runs one client call without the GIL; its failure is a RuntimeError.
+  template <class Call>
+  void call(Call&& f, const std::string& context = "") {
+    bool ok = false;
+    {
+      py::gil_scoped_release release;
+      ok = f();
+    }
+    if (!ok) throw std::runtime_error(context + client_.error());
+  }
+
   tools::RemoteClient client_;
   tools::RemoteInfo info_;
 };

@@ -29,7 +29,11 @@ def hrt_dump(model, inputs, *flags):
         if r.returncode != 0:
             raise AssertionError("hrt_model_exec failed:\n" + r.stdout)
         dumps = sorted(f for f in os.listdir(out) if f.startswith("model_infer_output_"))
-        return [open(os.path.join(out, f), "rb").read() for f in dumps]
+        blobs = []
+        for f in dumps:
+            with open(os.path.join(out, f), "rb") as fh:
+                blobs.append(fh.read())
+        return blobs
 
 
 def round_half_away(v):
