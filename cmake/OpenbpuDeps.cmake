@@ -27,26 +27,27 @@ target_compile_definitions(openbpu_thirdparty_headers INTERFACE
 # libevent (hrt_server and its clients) and OpenSSL's libcrypto (SHA-256
 # names of hrt_server's content-addressed cache). Host builds link Debian's
 # shared libraries; cross builds the target's static archives (libcrypto.a
-# of the multiarch libssl-dev:arm64, libevent_core.a of libevent-dev:arm64
-# unpacked into third_party/arm64 by scripts/setup.sh), so the board tools
-# need no libraries beyond libc and libstdc++.
+# of libssl-dev:arm64 and libevent_core.a of libevent-dev:arm64, unpacked
+# into third_party/arm64 by scripts/setup.sh, never installed), so the board
+# tools need no libraries beyond libc and libstdc++.
 add_library(openbpu_net INTERFACE)
 if(CMAKE_CROSSCOMPILING)
   set(_multiarch ${CMAKE_SYSTEM_PROCESSOR}-linux-gnu)
   set(OPENBPU_ARM64_ROOT ${PROJECT_SOURCE_DIR}/third_party/arm64/root CACHE PATH
-      "Unpacked libevent-dev of the target architecture (scripts/setup.sh)")
+      "Unpacked libevent-dev and libssl-dev of the target architecture (scripts/setup.sh)")
   find_library(OPENBPU_LIB_EVENT_CORE NAMES libevent_core.a PATHS ${OPENBPU_ARM64_ROOT}/usr/lib/${_multiarch}
                NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
   find_path(OPENBPU_EVENT_INCLUDE event2/event.h PATHS ${OPENBPU_ARM64_ROOT}/usr/include
             NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
-  find_library(OPENBPU_LIB_CRYPTO NAMES libcrypto.a PATHS /usr/lib/${_multiarch} NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
-  find_path(OPENBPU_OPENSSL_ARCH_INCLUDE openssl/configuration.h PATHS /usr/include/${_multiarch}
+  find_library(OPENBPU_LIB_CRYPTO NAMES libcrypto.a PATHS ${OPENBPU_ARM64_ROOT}/usr/lib/${_multiarch}
+               NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
+  find_path(OPENBPU_OPENSSL_ARCH_INCLUDE openssl/configuration.h PATHS ${OPENBPU_ARM64_ROOT}/usr/include/${_multiarch}
             NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
   if(NOT OPENBPU_LIB_EVENT_CORE OR NOT OPENBPU_EVENT_INCLUDE)
     message(FATAL_ERROR "libevent for ${_multiarch} not found in ${OPENBPU_ARM64_ROOT}: run scripts/setup.sh")
   endif()
   if(NOT OPENBPU_LIB_CRYPTO OR NOT OPENBPU_OPENSSL_ARCH_INCLUDE)
-    message(FATAL_ERROR "libcrypto for ${_multiarch} not found: install libssl-dev:arm64 (scripts/setup.sh)")
+    message(FATAL_ERROR "libcrypto for ${_multiarch} not found in ${OPENBPU_ARM64_ROOT}: run scripts/setup.sh")
   endif()
   # The architecture's own headers before the shared OpenSSL ones of
   # /usr/include (openbpu_thirdparty_headers).

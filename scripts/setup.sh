@@ -28,9 +28,9 @@ PACKAGES=(
   libgtest-dev googletest libbenchmark-dev
   libsimde-dev
   # aarch64 cross build, tests under qemu; the board's hrt_server links
-  # the arm64 libcrypto (multiarch package) and libevent (below) statically
+  # the arm64 libcrypto and libevent statically (unpacked below, never
+  # installed)
   g++-aarch64-linux-gnu qemu-user
-  libssl-dev:arm64
   # reference data, test models, peers
   libonnx-testdata
   python3 python3-numpy python3-onnx
@@ -46,10 +46,13 @@ if ! command -v npm >/dev/null 2>&1; then
   PACKAGES+=(nodejs npm)
 fi
 
-# The arm64 packages need the architecture enabled (once).
+# The arm64 package lists (apt-get download below) need the architecture
+# enabled (once). No arm64 package is ever installed: a multiarch
+# libc6:arm64 next to the cross sysroot's ld.so hangs threads under qemu.
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-  echo "setup: enabling the arm64 architecture for the cross build's libraries"
+  echo "setup: enabling the arm64 architecture for the cross build's library downloads"
   $SUDO dpkg --add-architecture arm64
+  $SUDO apt-get update -qq
 fi
 
 missing=()
@@ -67,16 +70,19 @@ else
   echo "setup: all Debian packages present"
 fi
 
-# libevent-dev:arm64 for the cross build: bookworm's libevent-dev is not
-# co-installable for two architectures (installing the arm64 one removes the
-# amd64 one), so the arm64 package is downloaded with apt and unpacked
-# project-local (cmake/OpenbpuDeps.cmake looks in third_party/arm64/root).
+# The cross build's static libevent and libcrypto: libevent-dev:arm64 and
+# libssl-dev:arm64 are downloaded with apt and unpacked project-local
+# (dpkg-deb -x; cmake/OpenbpuDeps.cmake looks in third_party/arm64/root).
+# Installing them would pull in libc6:arm64 (see above), and bookworm's
+# libevent-dev is not co-installable for two architectures.
 ARM64_DIR="$ROOT/third_party/arm64"
-if [ ! -f "$ARM64_DIR/root/usr/lib/aarch64-linux-gnu/libevent_core.a" ]; then
-  echo "setup: unpacking libevent-dev:arm64 into $ARM64_DIR"
+ARM64_LIBS="$ARM64_DIR/root/usr/lib/aarch64-linux-gnu"
+if [ ! -f "$ARM64_LIBS/libevent_core.a" ] || [ ! -f "$ARM64_LIBS/libcrypto.a" ]; then
+  echo "setup: unpacking libevent-dev:arm64 and libssl-dev:arm64 into $ARM64_DIR"
   mkdir -p "$ARM64_DIR"
-  (cd "$ARM64_DIR" && rm -f libevent-dev_*_arm64.deb && apt-get download -q libevent-dev:arm64 &&
-   dpkg-deb -x libevent-dev_*_arm64.deb root)
+  (cd "$ARM64_DIR" && rm -f ./*_arm64.deb &&
+   apt-get download -q libevent-dev:arm64 libssl-dev:arm64 &&
+   for deb in ./*_arm64.deb; do dpkg-deb -x "$deb" root; done)
 fi
 
 # npm packages (float reference runtime and real models), project-local.

@@ -63,6 +63,7 @@ int run_remote(const Options& opt, const char* mode) {
       return 1;
     }
     run.models.push_back(sha);
+    run.model_names.push_back(base_name(f));
   }
   for (const std::string& f : split_list(opt.input_file, ',')) {
     std::string sha;

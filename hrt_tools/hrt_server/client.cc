@@ -268,10 +268,15 @@ bool RemoteClient::run(const RemoteRun& r, RemoteResult* out) {
   for (const auto& [n, v] : r.options) opts.push_back(CreateOption(b, b.CreateString(n), b.CreateString(v)));
   std::vector<flatbuffers::Offset<flatbuffers::String>> models;
   for (const auto& m : r.models) models.push_back(b.CreateString(m));
+  std::vector<flatbuffers::Offset<flatbuffers::String>> names;
+  for (const auto& n : r.model_names) names.push_back(b.CreateString(n));
+  // Absent (not empty) without names: the server then names models by hash.
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> model_names;
+  if (!names.empty()) model_names = b.CreateVector(names);
   std::vector<flatbuffers::Offset<InputFile>> inputs;
   for (const auto& [sha, name] : r.inputs) inputs.push_back(CreateInputFile(b, b.CreateString(sha), b.CreateString(name)));
   const auto run = CreateRun(b, b.CreateString(r.mode), b.CreateVector(opts), b.CreateVector(models),
-                             b.CreateVector(inputs), r.profile);
+                             b.CreateVector(inputs), r.profile, model_names);
   b.Finish(CreateMessage(b, Body::Run, run.Union()), MessageIdentifier());
   std::string payload;
   if (!request(frame(b), &payload, r.wait_s)) return false;

@@ -34,6 +34,7 @@ struct RemoteRun {
   std::string mode;                                          // model_info | infer | perf
   std::vector<std::pair<std::string, std::string>> options;  // hrt_model_exec options (not file/path ones)
   std::vector<std::string> models;                           // sha256 of uploaded model files
+  std::vector<std::string> model_names;                      // their file names (optional; .hbm: UCP tool)
   std::vector<std::pair<std::string, std::string>> inputs;   // (sha256, file name)
   bool profile = false;                                      // return profiler.log / profiler.csv
   int wait_s = 900;                                          // how long to wait for the result

@@ -117,6 +117,11 @@ bool check_run(const Run& r, std::string* error) {
     return fail(error, "run: 1 to 64 model files");
   for (const auto* h : *r.models())
     if (!hash_field(h, "run: model", error)) return false;
+  if (r.model_names() != nullptr) {
+    if (r.model_names()->size() != r.models()->size()) return fail(error, "run: one model file name per model");
+    for (const auto* n : *r.model_names())
+      if (!file_name_ok(n)) return fail(error, "run: model file names are plain file names");
+  }
   if (r.inputs() != nullptr) {
     if (r.inputs()->size() > 64) return fail(error, "run: at most 64 input files");
     for (const auto* in : *r.inputs()) {

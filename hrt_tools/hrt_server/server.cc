@@ -323,12 +323,22 @@ bool build_argv(Conn* c, const Run& r, std::vector<std::string>* argv, int* time
   argv->push_back(s->opt.exec);
   argv->push_back(r.mode()->str());
   std::string models;
-  for (const auto* h : *r.models()) {
-    if (!s->store.has(h->str())) {
-      *error = "model " + h->str() + " is not on the server: upload it first";
+  for (flatbuffers::uoffset_t k = 0; k < r.models()->size(); ++k) {
+    const std::string sha = r.models()->Get(k)->str();
+    if (!s->store.has(sha)) {
+      *error = "model " + sha + " is not on the server: upload it first";
       return false;
     }
-    models += (models.empty() ? "" : ",") + s->store.blob_path(h->str());
+    std::string path = s->store.blob_path(sha);
+    if (r.model_names() != nullptr) {
+      // m<k>_<name> keeps the extension hrt_model_exec hands .hbm models by.
+      path = "m" + std::to_string(k) + "_" + r.model_names()->Get(k)->str();
+      if (::symlink(s->store.blob_path(sha).c_str(), (j.dir + "/" + path).c_str()) != 0) {
+        *error = "cannot prepare model '" + r.model_names()->Get(k)->str() + "': " + std::strerror(errno);
+        return false;
+      }
+    }
+    models += (models.empty() ? "" : ",") + path;
   }
   argv->push_back("--model_file=" + models);
   std::string inputs;

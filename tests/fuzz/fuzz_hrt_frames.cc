@@ -48,6 +48,13 @@ size_t touch(const tools::wire::Message& m) {
           if (name.find('/') != std::string::npos || name == "." || name == "..") violation("path in a file name");
           n += in->sha256()->size();
         }
+      if (r->model_names()) {
+        if (r->model_names()->size() != r->models()->size()) violation("model names without their models accepted");
+        for (const auto* s : *r->model_names()) {
+          const std::string name = s->str();
+          if (name.find('/') != std::string::npos || name == "." || name == "..") violation("path in a model name");
+        }
+      }
       if (r->options())
         for (const auto* o : *r->options()) n += o->name()->size() + o->value()->size();
       break;

@@ -46,7 +46,8 @@ std::vector<std::pair<std::string, std::string>> seeds() {
       b5, Body::Run,
       CreateRun(b5, b5.CreateString("infer"), b5.CreateVector(std::vector<flatbuffers::Offset<Option>>{opt}),
                 b5.CreateVector(std::vector<flatbuffers::Offset<flatbuffers::String>>{b5.CreateString(sha)}),
-                b5.CreateVector(std::vector<flatbuffers::Offset<InputFile>>{in}), true)
+                b5.CreateVector(std::vector<flatbuffers::Offset<InputFile>>{in}), true,
+                b5.CreateVector(std::vector<flatbuffers::Offset<flatbuffers::String>>{b5.CreateString("m.hbm")}))
           .Union());
   flatbuffers::FlatBufferBuilder b6;
   const auto bad_in = CreateInputFile(b6, b6.CreateString(sha), b6.CreateString("../escape"));
@@ -54,7 +55,8 @@ std::vector<std::pair<std::string, std::string>> seeds() {
       b6, Body::Run,
       CreateRun(b6, b6.CreateString("perf"), 0,
                 b6.CreateVector(std::vector<flatbuffers::Offset<flatbuffers::String>>{b6.CreateString("XYZ")}),
-                b6.CreateVector(std::vector<flatbuffers::Offset<InputFile>>{bad_in}), false)
+                b6.CreateVector(std::vector<flatbuffers::Offset<InputFile>>{bad_in}), false,
+                b6.CreateVector(std::vector<flatbuffers::Offset<flatbuffers::String>>{b6.CreateString("../m.hbm")}))
           .Union());
   out.push_back({"hello", hello});
   out.push_back({"session", hello + info + query + upload + run});

@@ -238,6 +238,37 @@ TEST_F(Server, RemoteModelInfoAndPerfEqualLocal) {
   EXPECT_NE(rb.err.find("[E][hrt_model_exec]"), std::string::npos) << rb.err;
 }
 
+// A .hbm model keeps its extension on the server, whose hrt_model_exec hands
+// it to hrt_model_exec_ucp as a local run does; the UCP tool itself runs
+// --remote the same way.
+TEST_F(Server, RemoteHbmRunsEqualLocal) {
+  const std::vector<std::string> auth = {"--remote=" + addr_, "--token_file=" + dir_ + "/token"};
+  for (const std::string tool : {exec(), exec() + "_ucp"}) {
+    std::vector<std::string> infer = {tool, "infer", "--model_file=" + data_ + "/tiny_cnn.hbm",
+                                      "--input_file=" + data_ + "/tiny_cnn_input.bin", "--enable_dump",
+                                      "--frame_count=2"};
+    std::vector<std::string> local = infer, remote = infer;
+    local.push_back("--dump_path=hbm_local");
+    remote.push_back("--dump_path=hbm_remote");
+    remote.insert(remote.end(), auth.begin(), auth.end());
+    const Output l = run(local, dir_), r = run(remote, dir_);
+    ASSERT_EQ(l.code, 0) << l.err;
+    ASSERT_EQ(r.code, 0) << tool << ": " << r.err;
+    EXPECT_EQ(without_timings(r.out), without_timings(l.out)) << tool;
+    const std::string expected = slurp(data_ + "/tiny_cnn_expected.bin");
+    ASSERT_FALSE(expected.empty());
+    EXPECT_EQ(slurp(dir_ + "/hbm_remote/model_infer_output_0_output.bin"), expected) << tool;
+    EXPECT_EQ(slurp(dir_ + "/hbm_local/model_infer_output_0_output.bin"), expected) << tool;
+    std::vector<std::string> info = {tool, "model_info", "--model_file=" + data_ + "/tiny_cnn.hbm"};
+    const Output li = run(info, dir_);
+    info.insert(info.end(), auth.begin(), auth.end());
+    const Output ri = run(info, dir_);
+    ASSERT_EQ(li.code, 0) << li.err;
+    EXPECT_EQ(ri.code, 0) << ri.err;
+    EXPECT_EQ(without_timings(ri.out), without_timings(li.out)) << tool;
+  }
+}
+
 TEST_F(Server, SixteenClientsTimesTwoHundredRequests) {
   const int kClients = 16, kRequests = 200;
   std::atomic<int> ok{0};
@@ -381,6 +412,13 @@ TEST_F(Server, BadFramesCloseOnlyTheirConnection) {
   run.options = {{"model_file", "/etc/passwd"}};
   EXPECT_FALSE(good.run(run, &res));
   EXPECT_NE(good.error().find("cannot be passed"), std::string::npos) << good.error();
+  run.options.clear();
+  run.model_names = {"../x.hbm"};
+  EXPECT_FALSE(good.run(run, &res));
+  EXPECT_NE(good.error().find("plain file names"), std::string::npos) << good.error();
+  run.model_names = {"a.hbm", "b.hbm"};
+  EXPECT_FALSE(good.run(run, &res));
+  EXPECT_NE(good.error().find("one model file name per model"), std::string::npos) << good.error();
   // The first client was never disturbed.
   RemoteInfo info;
   EXPECT_TRUE(good.info(&info)) << good.error();

@@ -3,8 +3,8 @@
 # Builds the Debian packages of a build folder (cpack, cmake/OpenbpuPackage.cmake),
 # installs them with dpkg into a scratch root (its own dpkg database; unpack
 # only: the ldconfig of the library package's postinst is the host's), and
-# runs the installed tools from there: hrt_model_exec and hrt_server on the
-# x86 and the board build (through the emulator), hb_mapper, the Python
+# runs the installed tools from there: hrt_model_exec (both builds) and hrt_server on the
+# x86 and the board build (through the emulator), hb_mapper, hb_compile, the Python
 # package and hmct-debugger on the host build.
 # Usage: run_package_test.sh <build dir> <testdata dir> <work dir> [emulator...]
 set -eu
@@ -34,10 +34,15 @@ grep -q '^\[model name\]: tiny_cnn' "$WORK/model_info.txt"
 $EMU "$R/bin/hrt_model_exec" infer --model_file="$DATA/tiny_cnn.bin" --input_file="$DATA/tiny_cnn_input.bin" \
   --enable_dump --hybrid_dequantize_process --dump_path="$WORK/dump" > /dev/null
 cmp "$WORK/dump/model_infer_output_0_output.bin" "$DATA/tiny_cnn_expected.bin"
+# The UCP generation's tool and libraries (lib/hobot) on the .hbm model.
+$EMU "$R/bin/hrt_model_exec_ucp" infer --model_file="$DATA/tiny_cnn.hbm" --input_file="$DATA/tiny_cnn_input.bin" \
+  --enable_dump --dump_path="$WORK/dump_hbm" > /dev/null
+cmp "$WORK/dump_hbm/model_infer_output_0_output.bin" "$DATA/tiny_cnn_expected.bin"
 $EMU "$R/bin/hrt_server" --version | grep -q '^hrt_server '
 if [ -z "$EMU" ]; then
   dpkg-deb --field "$WORK"/debs/openbpu-tools_*.deb Depends | grep -q libevent
   "$R/bin/hb_mapper" --version > /dev/null
+  "$R/bin/hb_compile" --version > /dev/null
   PY=${OPENBPU_PYTHON:-/usr/bin/python3}
   PYTHONPATH="$R/lib/python3/dist-packages" "$PY" -c "
 import sys, openbpu
