@@ -322,6 +322,7 @@ bool build_argv(Conn* c, const Run& r, std::vector<std::string>* argv, int* time
   *argv = s->opt.exec_prefix;
   argv->push_back(s->opt.exec);
   argv->push_back(r.mode()->str());
+  bool hbm = false;
   std::string models;
   for (flatbuffers::uoffset_t k = 0; k < r.models()->size(); ++k) {
     const std::string sha = r.models()->Get(k)->str();
@@ -332,7 +333,9 @@ bool build_argv(Conn* c, const Run& r, std::vector<std::string>* argv, int* time
     std::string path = s->store.blob_path(sha);
     if (r.model_names() != nullptr) {
       // m<k>_<name> keeps the extension hrt_model_exec hands .hbm models by.
-      path = "m" + std::to_string(k) + "_" + r.model_names()->Get(k)->str();
+      const std::string name = r.model_names()->Get(k)->str();
+      hbm = hbm || (name.size() > 4 && name.compare(name.size() - 4, 4, ".hbm") == 0);
+      path = "m" + std::to_string(k) + "_" + name;
       if (::symlink(s->store.blob_path(sha).c_str(), (j.dir + "/" + path).c_str()) != 0) {
         *error = "cannot prepare model '" + r.model_names()->Get(k)->str() + "': " + std::strerror(errno);
         return false;
@@ -340,6 +343,10 @@ bool build_argv(Conn* c, const Run& r, std::vector<std::string>* argv, int* time
     }
     models += (models.empty() ? "" : ",") + path;
   }
+  // .hbm models run on hrt_model_exec_ucp next to hrt_model_exec, the tool
+  // a local hrt_model_exec hands them to (started here directly, so that
+  // an exec_prefix emulator runs it too).
+  if (hbm) (*argv)[s->opt.exec_prefix.size()] = s->opt.exec.substr(0, s->opt.exec.rfind('/') + 1) + "hrt_model_exec_ucp";
   argv->push_back("--model_file=" + models);
   std::string inputs;
   if (r.inputs() != nullptr)

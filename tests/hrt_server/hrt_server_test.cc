@@ -238,16 +238,20 @@ TEST_F(Server, RemoteModelInfoAndPerfEqualLocal) {
   EXPECT_NE(rb.err.find("[E][hrt_model_exec]"), std::string::npos) << rb.err;
 }
 
-// A .hbm model keeps its extension on the server, whose hrt_model_exec hands
-// it to hrt_model_exec_ucp as a local run does; the UCP tool itself runs
-// --remote the same way.
+// A .hbm model keeps its extension on the server, which runs it on
+// hrt_model_exec_ucp as a local hrt_model_exec does; the UCP tool itself
+// runs --remote the same way. (The local reference runs hrt_model_exec_ucp:
+// hrt_model_exec's hand-over cannot run through a cross emulator.)
 TEST_F(Server, RemoteHbmRunsEqualLocal) {
   const std::vector<std::string> auth = {"--remote=" + addr_, "--token_file=" + dir_ + "/token"};
-  for (const std::string tool : {exec(), exec() + "_ucp"}) {
-    std::vector<std::string> infer = {tool, "infer", "--model_file=" + data_ + "/tiny_cnn.hbm",
-                                      "--input_file=" + data_ + "/tiny_cnn_input.bin", "--enable_dump",
-                                      "--frame_count=2"};
-    std::vector<std::string> local = infer, remote = infer;
+  const std::string ucp = exec() + "_ucp";
+  for (const std::string tool : {exec(), ucp}) {
+    const std::vector<std::string> args = {"infer", "--model_file=" + data_ + "/tiny_cnn.hbm",
+                                           "--input_file=" + data_ + "/tiny_cnn_input.bin", "--enable_dump",
+                                           "--frame_count=2"};
+    std::vector<std::string> local = {ucp}, remote = {tool};
+    local.insert(local.end(), args.begin(), args.end());
+    remote.insert(remote.end(), args.begin(), args.end());
     local.push_back("--dump_path=hbm_local");
     remote.push_back("--dump_path=hbm_remote");
     remote.insert(remote.end(), auth.begin(), auth.end());
@@ -259,8 +263,8 @@ TEST_F(Server, RemoteHbmRunsEqualLocal) {
     ASSERT_FALSE(expected.empty());
     EXPECT_EQ(slurp(dir_ + "/hbm_remote/model_infer_output_0_output.bin"), expected) << tool;
     EXPECT_EQ(slurp(dir_ + "/hbm_local/model_infer_output_0_output.bin"), expected) << tool;
+    const Output li = run({ucp, "model_info", "--model_file=" + data_ + "/tiny_cnn.hbm"}, dir_);
     std::vector<std::string> info = {tool, "model_info", "--model_file=" + data_ + "/tiny_cnn.hbm"};
-    const Output li = run(info, dir_);
     info.insert(info.end(), auth.begin(), auth.end());
     const Output ri = run(info, dir_);
     ASSERT_EQ(li.code, 0) << li.err;
