@@ -245,7 +245,7 @@ TEST_F(Server, RemoteModelInfoAndPerfEqualLocal) {
 TEST_F(Server, RemoteHbmRunsEqualLocal) {
   const std::vector<std::string> auth = {"--remote=" + addr_, "--token_file=" + dir_ + "/token"};
   const std::string ucp = exec() + "_ucp";
-  for (const std::string tool : {exec(), ucp}) {
+  for (const std::string& tool : {exec(), ucp}) {
     const std::vector<std::string> args = {"infer", "--model_file=" + data_ + "/tiny_cnn.hbm",
                                            "--input_file=" + data_ + "/tiny_cnn_input.bin", "--enable_dump",
                                            "--frame_count=2"};
