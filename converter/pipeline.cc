@@ -25,6 +25,7 @@
 #include "converter/report/report.h"
 #include "converter/tools/infer_input.h"
 #include "converter/writer/bin_writer.h"
+#include "converter/writer/output_files.h"
 
 namespace openbpu::cvt {
 
@@ -59,6 +60,7 @@ bool load_and_prepare(const Config& config, Graph* g, MapperLog& log, std::strin
       return false;
     }
   }
+  if (!g->check_tensor_sizes(error)) return false;
   for (const auto& o : g->outputs)
     if (g->producer(o) == nullptr && !g->value(o)->is_constant() &&
         std::find(g->inputs.begin(), g->inputs.end(), o) == g->inputs.end()) {
@@ -138,45 +140,20 @@ namespace {
 // compiler_parameters.jobs: threads for calibration (1 when unset).
 int jobs(const Config& config) { return config.compiler_parameters.jobs.value_or(1); }
 
-// The files makertbin writes (<working_dir>/<prefix><suffix>); removed
-// again unless the conversion succeeds.
-class OutputFiles {
- public:
-  explicit OutputFiles(std::string prefix) : prefix_(std::move(prefix)) {}
-  ~OutputFiles() {
-    if (keep_) return;
-    for (const auto& f : files_) {
-      std::error_code ec;
-      fs::remove(f, ec);
-    }
-    for (const auto& d : dirs_) {
-      std::error_code ec;
-      fs::remove_all(d, ec);
-    }
-  }
-  std::string path(const std::string& suffix) const { return prefix_ + suffix; }
-  void add(const std::string& file) { files_.push_back(file); }
-  void add_dir(const std::string& dir) { dirs_.push_back(dir); }
-  void keep() { keep_ = true; }
-
- private:
-  std::string prefix_;
-  std::vector<std::string> files_, dirs_;
-  bool keep_ = false;
-};
-
 // *_original_float_model.onnx / *_optimized_float_model.onnx.
-bool save_float_model(const Graph& g, const std::string& path, OutputFiles* out, MapperLog& log, std::string* err) {
+bool save_float_model(const Graph& g, const std::string& suffix, const OutputFiles& out, MapperLog& log,
+                      std::string* err) {
   Graph legal = g;
-  if (!legalize_for_onnx(&legal, err) || !onnxio::save_model(legal, path, err)) return false;
-  out->add(path);
-  log.info("Saving model to: " + path + ".");
+  if (!legalize_for_onnx(&legal, err) || !onnxio::save_model(legal, out.path(suffix), err)) return false;
+  log.info("Saving model to: " + out.final_path(suffix) + ".");
   return true;
 }
 
-bool optimize_stage(const std::string& path, Graph* g, OutputFiles* out, MapperLog& log, std::string* err) {
+bool optimize_stage(Graph* g, const OutputFiles& out, MapperLog& log, std::string* err) {
   log.info("Start to optimize the model.");
-  if (!optimize(g, err) || fold_constants(g, err) < 0 || !save_float_model(*g, path, out, log, err)) return false;
+  if (!optimize(g, err) || fold_constants(g, err) < 0 ||
+      !save_float_model(*g, "_optimized_float_model.onnx", out, log, err))
+    return false;
   log.info("End to optimize the model.");
   return true;
 }
@@ -184,22 +161,20 @@ bool optimize_stage(const std::string& path, Graph* g, OutputFiles* out, MapperL
 // debug_mode dump_calibration_data: the samples as the float models take
 // them, <working_dir>/calibration_data/<input>/<k>.npy (the vendor's layout
 // for its accuracy debugger).
-bool dump_samples(const Config& config, const std::vector<Sample>& samples, OutputFiles* out, MapperLog& log,
+bool dump_samples(const Config& config, const std::vector<Sample>& samples, const OutputFiles& out, MapperLog& log,
                   std::string* err) {
-  const std::string dir = config.model_parameters.working_dir + "/calibration_data";
-  std::error_code ec;
-  if (!fs::exists(dir, ec)) out->add_dir(dir);
   std::vector<std::string> files;
-  const bool ok = dump_calibration_data(dir, samples, &files, err);
-  for (const auto& f : files) out->add(f);
-  if (ok) log.info("debug_mode dump_calibration_data: " + std::to_string(files.size()) + " .npy files in " + dir);
+  const bool ok = dump_calibration_data(out.folder("calibration_data"), samples, &files, err);
+  if (ok)
+    log.info("debug_mode dump_calibration_data: " + std::to_string(files.size()) + " .npy files in " +
+             config.model_parameters.working_dir + "/calibration_data");
   return ok;
 }
 
 // Calibration samples (random ones for calibration_type skip) and the
 // statistics of every float value over them.
 bool calibrate(const Config& config, const Graph& g, std::vector<Sample>* samples, CalibrationStats* stats,
-               OutputFiles* out, MapperLog& log, std::string* err) {
+               const OutputFiles& out, MapperLog& log, std::string* err) {
   const auto& cp = config.calibration_parameters;
   const std::vector<CalInputSpec> specs = cal_specs(config);
   std::vector<std::string> warnings;
@@ -226,7 +201,7 @@ bool calibrate(const Config& config, const Graph& g, std::vector<Sample>* sample
 // per-output-channel one on the weights of BPU convolutions (the compiler's
 // scales).
 bool save_calibrated_model(const Graph& g, const Placement& pl, const CalibrationChoice& best,
-                           const CompileOptions& co, const std::string& path, OutputFiles* out, MapperLog& log,
+                           const CompileOptions& co, const OutputFiles& out, MapperLog& log,
                            std::string* err) {
   Graph legal = g;
   if (!legalize_for_onnx(&legal, err)) return false;
@@ -251,9 +226,10 @@ bool save_calibrated_model(const Graph& g, const Placement& pl, const Calibratio
   std::vector<std::string> present;
   for (const auto& v : qvalues)
     if (legal.value(v) && legal.value(v)->elem_type == kFloat) present.push_back(v);
-  if (!onnxio::save_calibrated(legal, best.thresholds, present, weight_scales, path, err)) return false;
-  out->add(path);
-  log.info("Saving model to: " + path + ".");
+  if (!onnxio::save_calibrated(legal, best.thresholds, present, weight_scales, out.path("_calibrated_model.onnx"),
+                               err))
+    return false;
+  log.info("Saving model to: " + out.final_path("_calibrated_model.onnx") + ".");
   return true;
 }
 
@@ -289,24 +265,19 @@ bool similarity_stage(const Graph& g, const Placement& pl, const CalibrationChoi
 }
 
 // *_quantized_model.onnx and the .bin (after remove_node_type/name).
-bool write_outputs(const Config& config, const ConvertTool& tool, CompiledModel* cm, OutputFiles* out, MapperLog& log,
-                   std::string* err) {
+bool write_outputs(const Config& config, const ConvertTool& tool, CompiledModel* cm, const OutputFiles& out,
+                   MapperLog& log, std::string* err) {
   std::map<std::string, std::string> rt_override;
   remove_io_nodes(cm, config, &rt_override, log);
-  const std::string qpath = out->path("_quantized_model.onnx");
-  if (!onnxio::save_model(cm->graph, qpath, err)) return false;
-  out->add(qpath);
-  log.info("Saving model to: " + qpath + ".");
+  if (!onnxio::save_model(cm->graph, out.path("_quantized_model.onnx"), err)) return false;
+  log.info("Saving model to: " + out.final_path("_quantized_model.onnx") + ".");
   BinWriteOptions bo = bin_write_options(config, rt_override, tool.version);
   if (tool.hbm) {
     bo.hbm = true;
     bo.builder = "openbpu " + tool.name;
     bo.tool_versions = {{tool.name, tool.version}, {"openbpu", "0.1.0"}};
   }
-  const std::string model_path = out->path(tool.hbm ? ".hbm" : ".bin");
-  if (!write_bin(*cm, bo, model_path, err)) return false;
-  out->add(model_path);
-  return true;
+  return write_bin(*cm, bo, out.path(tool.hbm ? ".hbm" : ".bin"), err);
 }
 
 }  // namespace
@@ -327,14 +298,12 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   log.info("Dump config:\n" + config.echo_yaml());
   warn_ineffective_keys(config, log);
   const isa::MarchInfo* march = isa::find_march(mp.march);
-  std::error_code ec;
-  fs::create_directories(mp.working_dir, ec);
-  if (ec) {
-    log.error("model_parameters.working_dir: cannot create '" + mp.working_dir + "': " + ec.message());
+  OutputFiles out;
+  std::string err;
+  if (!out.open(mp.working_dir, mp.output_model_file_prefix, &err)) {
+    log.error(err);
     return 1;
   }
-  OutputFiles out(mp.working_dir + "/" + mp.output_model_file_prefix);
-  std::string err;
   // Seconds per step, logged as each ends (what the conversion time goes to).
   auto lap = [&log, t = std::chrono::steady_clock::now()](const char* step) mutable {
     const auto now = std::chrono::steady_clock::now();
@@ -350,8 +319,7 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
 
   Graph g;
   if (!load_and_prepare(config, &g, log, &err) ||
-      !save_float_model(g, out.path("_original_float_model.onnx"), &out, log, &err) ||
-      !optimize_stage(out.path("_optimized_float_model.onnx"), &g, &out, log, &err))
+      !save_float_model(g, "_original_float_model.onnx", out, log, &err) || !optimize_stage(&g, out, log, &err))
     return fail(err);
   const Placement pl = place(&g, placement_options(config, *march, g, log));
   for (const auto& w : pl.warnings) log.warn(w);
@@ -361,7 +329,7 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   log.info("Start to calibrate the model.");
   std::vector<Sample> samples;
   CalibrationStats stats;
-  if (!calibrate(config, g, &samples, &stats, &out, log, &err)) return fail(err);
+  if (!calibrate(config, g, &samples, &stats, out, log, &err)) return fail(err);
   lap("calibration statistics");
   const CompileOptions co = compile_options(config, *march, g, stats, log);
   const auto& cp = config.calibration_parameters;
@@ -379,9 +347,9 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   log.info("End to calibrate the model.");
 
   Similarity sim;
-  if (!save_calibrated_model(g, pl, best, co, out.path("_calibrated_model.onnx"), &out, log, &err) ||
+  if (!save_calibrated_model(g, pl, best, co, out, log, &err) ||
       !similarity_stage(g, pl, best, co, samples.front(), &sim, &err) ||
-      !write_outputs(config, tool, &best.model, &out, log, &err))
+      !write_outputs(config, tool, &best.model, out, log, &err))
     return fail(err);
   lap("calibrated model, similarity report and output files");
 
@@ -389,7 +357,7 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   log_advice(log, best.model, *march, config.compiler_parameters.advice.value_or(0));
   log_quantized_nodes(log, g, pl, best.model, best.thresholds, sim);
   log_outputs(log, sim);
-  out.keep();
+  if (!out.commit(&err)) return fail(err);
   log.info(tool.hbm ? "Convert to runtime hbm file successfully!" : "Convert to runtime bin file successfully!");
   log.info("End Model Convert");
   return 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "converter/config/config.h"
+#include "converter/ir/graph.h"
 
 namespace openbpu::cvt::cfg {
 
@@ -56,7 +57,7 @@ std::optional<std::vector<int64_t>> parse_shape(const std::string& s);
 
 // Shortest text that reads back as the same float ("0.017", "103.94", "1").
 std::string format_float(float v);
-std::string format_shape(const std::vector<int64_t>& shape);  // 1x3x224x224
+using cvt::format_shape;  // 1x3x224x224 (converter/ir/graph.h)
 std::string py_list(const std::vector<int64_t>& shape);       // [1, 3, 224, 224]
 std::string py_list(const std::vector<std::string>& items);   // ['a', 'b']
 

@@ -371,9 +371,20 @@ void parse_model_parameters(const Group& g, const std::string& base_dir,
     m.output_model_file_prefix = g.str("output_model_file_prefix");
     if (m.output_model_file_prefix.empty())
       fail(g.where("output_model_file_prefix"), "must not be empty");
+    // Every output stays inside working_dir: a file name prefix, no path.
+    if (m.output_model_file_prefix.find('\0') != std::string::npos)
+      fail(g.where("output_model_file_prefix"), "contains a NUL byte");
+    else if (m.output_model_file_prefix.find('/') != std::string::npos)
+      fail(g.where("output_model_file_prefix"),
+           "'" + m.output_model_file_prefix + "' contains '/'; it is a file name prefix inside working_dir");
+    else if (m.output_model_file_prefix == "." || m.output_model_file_prefix == "..")
+      fail(g.where("output_model_file_prefix"), "'" + m.output_model_file_prefix + "' is not a file name prefix");
   }
   std::string wd = g.str("working_dir");
+  if (wd.find('\0') != std::string::npos) fail(g.where("working_dir"), "contains a NUL byte");
   m.working_dir = cfg::abs_path(base_dir, wd.empty() ? "./model_output" : wd);
+  if (m.working_dir == "/")
+    fail(g.where("working_dir"), "'" + wd + "' is the root folder '/'; give a folder for the outputs");
   m.layer_out_dump = g.boolean("layer_out_dump").value_or(false);
 
   if (g.has("log_level"))

@@ -148,15 +148,6 @@ std::string format_float(float v) {
   return buf;
 }
 
-std::string format_shape(const std::vector<int64_t>& shape) {
-  std::string out;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) out += 'x';
-    out += std::to_string(shape[i]);
-  }
-  return out;
-}
-
 std::string py_list(const std::vector<int64_t>& shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

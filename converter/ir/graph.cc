@@ -63,6 +63,25 @@ int32_t from_rt_type(int32_t t) {
   return kUndefined;
 }
 
+std::string format_shape(const std::vector<int64_t>& shape) {
+  std::string out;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) out += 'x';
+    out += std::to_string(shape[i]);
+  }
+  return out;
+}
+
+int64_t capped_elements(const std::vector<int64_t>& shape) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || d > kMaxTensorElements / n) return -1;
+    n *= d;
+  }
+  return n;
+}
+
 bool Value::shape_known() const {
   if (!has_shape) return false;
   for (int64_t d : shape)
@@ -220,6 +239,18 @@ void Graph::replace_uses(const std::string& from, const std::string& to) {
       if (in == from) in = to;
   for (auto& o : outputs)
     if (o == from) o = to;
+}
+
+bool Graph::check_tensor_sizes(std::string* error) const {
+  for (const auto& [name, v] : values) {
+    if (!v.shape_known() || capped_elements(v.shape) >= 0) continue;
+    const Node* p = producer(name);
+    *error = "value '" + name + "' of shape " + format_shape(v.shape) +
+             (p ? " (output of " + p->op_type + " node '" + p->name + "')" : std::string()) + " has more than " +
+             std::to_string(kMaxTensorElements) + " elements, the converter's limit per tensor";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace openbpu::cvt

@@ -29,6 +29,18 @@ const char* elem_name(int32_t elem_type);   // "float32", "int64", ...
 int32_t to_rt_type(int32_t elem_type);
 int32_t from_rt_type(int32_t rt_type);
 
+// What one conversion may cost (docs/robustness.md): bigger graphs and
+// tensors are refused up front with a message instead of running for minutes
+// and exhausting memory.
+constexpr size_t kMaxGraphNodes = 10000;
+constexpr int64_t kMaxTensorElements = int64_t{1} << 28;  // 1 GiB of float32
+
+// "1x3x224x224".
+std::string format_shape(const std::vector<int64_t>& shape);
+// Product of non-negative dimensions, or -1 when it exceeds
+// kMaxTensorElements (computed without overflow).
+int64_t capped_elements(const std::vector<int64_t>& shape);
+
 struct Value {
   std::string name;
   int32_t elem_type = kFloat;
@@ -93,6 +105,9 @@ class Graph {
   void remove_dead();
   // Replaces every use of `from` by `to` (graph outputs included).
   void replace_uses(const std::string& from, const std::string& to);
+  // Every value of known shape within kMaxTensorElements; else an error
+  // naming the value, its shape and its producer.
+  bool check_tensor_sizes(std::string* error) const;
 };
 
 }  // namespace openbpu::cvt

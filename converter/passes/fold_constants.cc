@@ -97,7 +97,7 @@ bool fold_node(Graph* g, const Node& n, std::string* error) {
 int fold_constants(Graph* g, std::string* error) {
   int folded = 0;
   for (int round = 0; round < 64; ++round) {
-    if (!onnxio::infer_shapes(g, error)) return -1;
+    if (!onnxio::infer_shapes(g, error) || !g->check_tensor_sizes(error)) return -1;
     // ONNX does not know our own element-wise operators, nor the ones we use
     // before the opset that introduced them: same shape as the input.
     for (const Node& n : g->nodes)

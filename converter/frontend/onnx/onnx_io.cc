@@ -1,7 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "converter/frontend/onnx/onnx_io.h"
+#include "converter/frontend/onnx/node_check.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -27,34 +35,98 @@ template <class Src, class Dst> void append_cast(const Src& src, std::vector<uin
   for (int i = 0; i < src.size(); ++i) d[i] = static_cast<Dst>(src.Get(i));
 }
 
-bool read_external(const onnx::TensorProto& t, const std::string& base_dir, std::vector<uint8_t>* out,
+// An external-data offset or length: decimal digits, at most 2^62.
+bool parse_extent(const std::string& text, int64_t* out) {
+  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  const unsigned long long v = std::stoull(text);
+  if (v > (1ull << 62)) return false;
+  *out = static_cast<int64_t>(v);
+  return true;
+}
+
+// The file an external-data location names, resolved with every symlink and
+// required to lie inside the model's folder.
+bool resolve_external(const std::string& tensor, const std::string& location, const std::string& base_dir,
+                      std::string* path, std::string* error) {
+  namespace fs = std::filesystem;
+  const std::string what = "tensor '" + tensor + "': external data '" + location + "'";
+  if (base_dir.empty()) {
+    *error = what + ": external data is read for initializers only";
+    return false;
+  }
+  if (location.empty() || location.find('\0') != std::string::npos || fs::path(location).is_absolute()) {
+    *error = what + " is outside the model's folder (a path relative to it expected)";
+    return false;
+  }
+  std::error_code ec;
+  const fs::path dir = fs::canonical(base_dir, ec);
+  const fs::path file = ec ? fs::path() : fs::canonical(dir / location, ec);
+  if (ec) {
+    *error = what + ": cannot open it: " + ec.message();
+    return false;
+  }
+  const std::string d = dir.string() == "/" ? "/" : dir.string() + "/";
+  if (file.string().compare(0, d.size(), d) != 0) {
+    *error = what + " resolves to '" + file.string() + "', outside the model's folder '" + dir.string() + "'";
+    return false;
+  }
+  *path = file.string();
+  return true;
+}
+
+// Reads the `bytes` bytes of an external-data tensor. The file is opened
+// without blocking and must be a regular file (no FIFO, device or folder).
+bool read_external(const onnx::TensorProto& t, const std::string& base_dir, int64_t bytes, std::vector<uint8_t>* out,
                    std::string* error) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : t.external_data()) {
-    if (kv.key() == "location") location = kv.value();
-    if (kv.key() == "offset") offset = std::stoll(kv.value());
-    if (kv.key() == "length") length = std::stoll(kv.value());
-  }
-  if (location.empty() || location.find("..") != std::string::npos) {
-    *error = "tensor '" + t.name() + "': bad external data location";
+    const std::string& k = kv.key();
+    if (k == "location") {
+      location = kv.value();
+      continue;
+    }
+    if (k == "offset" || k == "length") {
+      if (parse_extent(kv.value(), k == "offset" ? &offset : &length)) continue;
+      *error = "tensor '" + t.name() + "': external data " + k + " '" + kv.value() +
+               "' is not a number of bytes (0..2^62)";
+      return false;
+    }
+    *error = "tensor '" + t.name() + "': external data key '" + k + "' is not supported (location, offset, length)";
     return false;
   }
-  std::ifstream f(base_dir + "/" + location, std::ios::binary);
-  if (!f) {
-    *error = "tensor '" + t.name() + "': cannot open external data file " + location;
+  std::string path;
+  if (!resolve_external(t.name(), location, base_dir, &path, error)) return false;
+  const std::string what = "tensor '" + t.name() + "': external data '" + location + "'";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    *error = what + (fd < 0 ? ": cannot open it: " + std::string(std::strerror(errno)) : " is not a regular file");
+    if (fd >= 0) ::close(fd);
     return false;
   }
-  f.seekg(0, std::ios::end);
-  const int64_t size = f.tellg();
-  if (length < 0) length = size - offset;
-  if (offset < 0 || length < 0 || offset + length > size) {
-    *error = "tensor '" + t.name() + "': external data range out of the file";
+  const int64_t size = st.st_size;
+  if (length < 0) length = offset <= size ? size - offset : -1;
+  if (offset > size || length < 0 || length > size - offset || length != bytes) {
+    *error = what + ": range offset " + std::to_string(offset) + " length " + std::to_string(length) +
+             " does not fit the file (" + std::to_string(size) + " bytes) or the tensor (" + std::to_string(bytes) +
+             " bytes)";
+    ::close(fd);
     return false;
   }
   out->resize(static_cast<size_t>(length));
-  f.seekg(offset);
-  f.read(reinterpret_cast<char*>(out->data()), length);
+  int64_t done = 0;
+  while (done < length) {
+    const ssize_t n = ::pread(fd, out->data() + done, static_cast<size_t>(length - done), offset + done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += n;
+  }
+  ::close(fd);
+  if (done != length) {
+    *error = what + ": read " + std::to_string(done) + " of " + std::to_string(length) + " bytes";
+    return false;
+  }
   return true;
 }
 
@@ -117,6 +189,7 @@ bool constant_node_value(const onnx::NodeProto& n, Value* out, std::string* erro
   return false;
 }
 
+
 std::string join(const std::vector<int64_t>& v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
@@ -167,6 +240,30 @@ bool decode_native(const std::string& text, Value* v) {
   return true;
 }
 
+// No name of the graph holds a NUL byte (the runtime refuses such models and
+// C strings would cut them short).
+bool check_names(const onnx::GraphProto& graph, std::string* error) {
+  auto bad = [&](const std::string& what, const std::string& name) {
+    if (name.find('\0') == std::string::npos) return false;
+    std::string shown = name;
+    std::replace(shown.begin(), shown.end(), '\0', '?');
+    *error = what + " '" + shown + "' contains a NUL byte";
+    return true;
+  };
+  for (const auto& t : graph.initializer())
+    if (bad("initializer", t.name())) return false;
+  for (const auto* list : {&graph.input(), &graph.output(), &graph.value_info()})
+    for (const auto& vi : *list)
+      if (bad("value", vi.name())) return false;
+  for (const auto& n : graph.node()) {
+    if (bad("node", n.name())) return false;
+    for (const auto* list : {&n.input(), &n.output()})
+      for (const auto& v : *list)
+        if (bad("value of node '" + n.name() + "'", v)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool value_from_tensor(const onnx::TensorProto& t, const std::string& base_dir, Value* out, std::string* error) {
@@ -174,14 +271,18 @@ bool value_from_tensor(const onnx::TensorProto& t, const std::string& base_dir, 
   v.name = t.name();
   v.elem_type = t.data_type();
   v.has_shape = true;
-  int64_t n = 1;
   for (int64_t d : t.dims()) {
     if (d < 0) {
       *error = "tensor '" + t.name() + "' has a negative dimension";
       return false;
     }
     v.shape.push_back(d);
-    n *= d;
+  }
+  const int64_t n = capped_elements(v.shape);
+  if (n < 0) {
+    *error = "tensor '" + t.name() + "' of shape " + format_shape(v.shape) + " has more than " +
+             std::to_string(kMaxTensorElements) + " elements, the converter's limit per tensor";
+    return false;
   }
   const int es = elem_size(v.elem_type);
   if (es == 0) {
@@ -190,7 +291,7 @@ bool value_from_tensor(const onnx::TensorProto& t, const std::string& base_dir, 
   }
   std::vector<uint8_t> bytes;
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    if (!read_external(t, base_dir, &bytes, error)) return false;
+    if (!read_external(t, base_dir, n * es, &bytes, error)) return false;
   } else if (t.has_raw_data()) {
     bytes.assign(t.raw_data().begin(), t.raw_data().end());
   } else {
@@ -246,7 +347,7 @@ bool attrs_from_node(const onnx::NodeProto& n, rt::Attrs* attrs, std::string* er
         break;
       case onnx::AttributeProto::TENSOR: {
         Value tv;
-        if (!value_from_tensor(a.t(), ".", &tv, error)) return false;
+        if (!value_from_tensor(a.t(), "", &tv, error)) return false;
         v.type = rt::AttrValue::kTensor;
         v.tensor = tv.data;
         v.tensor_type = to_rt_type(tv.elem_type);
@@ -317,6 +418,12 @@ bool import_model(const onnx::ModelProto& m, const std::string& base_dir, Graph*
   }
   const auto& graph = m.graph();
   g->name = graph.name();
+  if (static_cast<size_t>(graph.node_size()) > kMaxGraphNodes) {
+    *error = "the model has " + std::to_string(graph.node_size()) + " nodes, more than the converter's limit of " +
+             std::to_string(kMaxGraphNodes);
+    return false;
+  }
+  if (!check_names(graph, error)) return false;
   std::set<std::string> initializers;
   for (const auto& t : graph.initializer()) {
     Value v;
@@ -362,7 +469,7 @@ bool import_model(const onnx::ModelProto& m, const std::string& base_dir, Graph*
     }
     n.inputs.assign(np.input().begin(), np.input().end());
     n.outputs.assign(np.output().begin(), np.output().end());
-    if (!attrs_from_node(np, &n.attrs, error)) return false;
+    if (!check_node_attributes(np, n.name, error) || !attrs_from_node(np, &n.attrs, error)) return false;
     if (n.op_type == "Constant" && n.domain.empty() && n.outputs.size() == 1) {
       // Constants become values right away.
       Value v;
@@ -592,7 +699,7 @@ bool save_calibrated(const Graph& g, const std::map<std::string, double>& thresh
   }
   // Restore a topological order (the pairs were appended at the end).
   Graph sorted;
-  if (!import_model(m, ".", &sorted, error)) return false;
+  if (!import_model(m, "", &sorted, error)) return false;
   sorted.opset = opset;
   // Shapes of the new values, so that readers need no shape inference.
   if (!infer_shapes(&sorted, error)) return false;

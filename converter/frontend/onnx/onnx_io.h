@@ -20,7 +20,9 @@ class ModelProto;
 namespace openbpu::cvt::onnxio {
 
 // TensorProto -> constant Value (raw_data or typed fields; external data is
-// read relative to base_dir). False with a message for unsupported data.
+// read from a regular file inside base_dir after resolving symlinks; none
+// when base_dir is empty). False with a message for unsupported data and for
+// tensors above kMaxTensorElements.
 bool value_from_tensor(const onnx::TensorProto& t, const std::string& base_dir, Value* out, std::string* error);
 void value_to_tensor(const Value& v, onnx::TensorProto* t);
 

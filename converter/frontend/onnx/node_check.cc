@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "converter/frontend/onnx/node_check.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace openbpu::cvt::onnxio {
+
+namespace {
+
+// An integer attribute (or each element of an integer list) and its minimum.
+struct IntRule {
+  const char* attr;
+  bool list;
+  int64_t min;
+};
+
+// Operators with a sliding window: ONNX computes output sizes with these.
+const std::vector<IntRule> kWindowRules = {
+    {"kernel_shape", true, 1}, {"strides", true, 1},        {"dilations", true, 1}, {"pads", true, 0},
+    {"output_padding", true, 0}, {"output_shape", true, 1}, {"group", false, 1},
+};
+const std::vector<IntRule> kBlockRules = {{"blocksize", false, 1}};
+
+const std::vector<IntRule>* rules_for(const std::string& op) {
+  static const char* const windowed[] = {"Conv",    "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",
+                                         "AveragePool", "LpPool",    "MaxUnpool",   "DeformConv",  "MaxRoiPool"};
+  if (std::find(std::begin(windowed), std::end(windowed), op) != std::end(windowed)) return &kWindowRules;
+  if (op == "DepthToSpace" || op == "SpaceToDepth") return &kBlockRules;
+  return nullptr;
+}
+
+// Subgraph attributes each control-flow operator needs.
+std::vector<const char*> required_graphs(const std::string& op) {
+  if (op == "Scan" || op == "Loop") return {"body"};
+  if (op == "If") return {"then_branch", "else_branch"};
+  return {};
+}
+
+const onnx::AttributeProto* find(const onnx::NodeProto& n, const char* name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+bool check_int_rules(const onnx::NodeProto& n, const std::vector<IntRule>& rules, std::string* why) {
+  for (const IntRule& r : rules) {
+    const onnx::AttributeProto* a = find(n, r.attr);
+    if (a == nullptr) continue;
+    const auto want = r.list ? onnx::AttributeProto::INTS : onnx::AttributeProto::INT;
+    if (a->type() != want) {
+      *why = std::string("attribute '") + r.attr + "' must be " + (r.list ? "a list of integers" : "an integer");
+      return false;
+    }
+    const std::vector<int64_t> v = r.list ? std::vector<int64_t>(a->ints().begin(), a->ints().end())
+                                          : std::vector<int64_t>{a->i()};
+    for (int64_t x : v)
+      if (x < r.min) {
+        *why = std::string("attribute '") + r.attr + "' has the value " + std::to_string(x) + " (at least " +
+               std::to_string(r.min) + " expected)";
+        return false;
+      }
+  }
+  return true;
+}
+
+// kernel_shape, strides and dilations of one length k (8 at most), pads 2k.
+bool check_window_counts(const onnx::NodeProto& n, std::string* why) {
+  const onnx::AttributeProto* pads = find(n, "pads");
+  if (pads && pads->ints_size() % 2 != 0) {
+    *why = "attribute 'pads' has " + std::to_string(pads->ints_size()) + " values (begin and end per axis expected)";
+    return false;
+  }
+  int64_t k = -1;
+  for (const char* name : {"kernel_shape", "strides", "dilations", "output_padding"}) {
+    const onnx::AttributeProto* a = find(n, name);
+    if (a == nullptr) continue;
+    if (a->ints_size() > 8 || (k >= 0 && a->ints_size() != k)) {
+      *why = std::string("attribute '") + name + "' has " + std::to_string(a->ints_size()) +
+             " values, not one per spatial axis like the other window attributes";
+      return false;
+    }
+    k = a->ints_size();
+  }
+  if (pads && k >= 0 && pads->ints_size() != 2 * k) {
+    *why = "attribute 'pads' has " + std::to_string(pads->ints_size()) + " values, " + std::to_string(2 * k) +
+           " expected for " + std::to_string(k) + " spatial axes";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool check_node_attributes(const onnx::NodeProto& n, const std::string& name, std::string* error) {
+  if (!n.domain().empty() && n.domain() != "ai.onnx") return true;
+  std::string why;
+  for (const char* g : required_graphs(n.op_type())) {
+    const onnx::AttributeProto* a = find(n, g);
+    if (a == nullptr || a->type() != onnx::AttributeProto::GRAPH) {
+      why = std::string("attribute '") + g + "' (a graph) is missing";
+      break;
+    }
+  }
+  const std::vector<IntRule>* rules = rules_for(n.op_type());
+  if (why.empty() && rules != nullptr && check_int_rules(n, *rules, &why) && rules == &kWindowRules)
+    check_window_counts(n, &why);
+  if (why.empty()) return true;
+  *error = "node '" + name + "' (" + n.op_type() + "): " + why;
+  return false;
+}
+
+}  // namespace openbpu::cvt::onnxio
