@@ -2,7 +2,7 @@
 // First-order timing model of the BPU: estimated cycles per instruction from
 // its MACs, the bytes it moves and the march's parameters. The compiler uses
 // it to size function calls (max_time_per_fc) and the tools report board-time
-// estimates from it. Formula (docs/numerics.md, "Timing model"):
+// estimates from it (docs/timing.md: formulas, calibration, errors):
 //   cycles = instr_overhead + max(compute, bytes / ddr_bytes_per_cycle)
 //   compute = macs / (int8_macs_per_cycle * eff)   (eff = dw_efficiency for
 //             depthwise, 1 otherwise; int16 operands cost 4x)
@@ -11,6 +11,7 @@
 #define OPENBPU_BPU_SIM_TIMING_H_
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "bpu_sim/isa/isa.h"
@@ -39,6 +40,27 @@ struct FcSplit {
 };
 std::vector<FcSplit> split_function_calls(const std::vector<isa::Instruction>& program,
                                           const isa::MarchInfo& march, double max_us);
+
+// ---- The rest of a model run on the board (docs/timing.md) ----------------
+// A CPU operator on the board's application CPU:
+//   us = op_overhead_us + elements * ns_per_element * (2 for transcendental
+//        operators such as Softmax, Exp, Sigmoid; 1 otherwise) / 1000
+// with `elements` the number of output elements. A model run adds
+// task_overhead_us (task submission, input/output layout work, wait).
+double estimate_cpu_op_us(std::string_view op_type, uint64_t elements, const isa::MarchInfo& march);
+double task_overhead_us(const isa::MarchInfo& march);
+
+// One segment of a model for estimate_model_us: a BPU program (its fc
+// cycles) or a CPU operator (type and output elements).
+struct SegmentCost {
+  bool bpu = false;
+  uint64_t cycles = 0;
+  std::string_view op_type;
+  uint64_t elements = 0;
+};
+// Estimated board latency of one run of a model: its segments in sequence
+// plus the task overhead.
+double estimate_model_us(const std::vector<SegmentCost>& segments, const isa::MarchInfo& march);
 
 }  // namespace openbpu::sim
 

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "converter/writer/bin_writer.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
 
 #include "bpu_sim/isa/codec.h"
+#include "bpu_sim/timing.h"
 #include "converter/passes/pass_util.h"
 #include "runtime/core/tensor.h"
 #include "schema/verify.h"
@@ -166,7 +168,6 @@ bool build_bin(const CompiledModel& cm, const BinWriteOptions& opt, std::vector<
     }
     m->inputs.push_back(std::move(mi));
   }
-  uint64_t total_cycles = 0;
   size_t sg_index = 0;
   for (const Node& n : g.nodes) {
     auto seg = std::make_unique<fb::SegmentT>();
@@ -182,7 +183,6 @@ bool build_bin(const CompiledModel& cm, const BinWriteOptions& opt, std::vector<
       p.scratch_size = sg.scratch_size;
       for (const auto& fc : sg.fcs) {
         p.fcs.emplace_back(static_cast<uint32_t>(fc[0]), static_cast<uint32_t>(fc[1]), fc[2]);
-        total_cycles += fc[2];
       }
       p.macs = sg.macs;
       for (size_t i = 0; i + 1 < n.inputs.size(); ++i) seg->inputs.push_back(static_cast<uint32_t>(tensor_index(n.inputs[i])));
@@ -220,8 +220,7 @@ bool build_bin(const CompiledModel& cm, const BinWriteOptions& opt, std::vector<
   }
   for (const auto& [k, v] : opt.metadata) model::set_metadata(m.get(), k, v);
   m->config_yaml = opt.config_yaml;
-  if (const isa::MarchInfo* mi = isa::find_march(opt.march))
-    m->estimated_latency_us = static_cast<uint32_t>(static_cast<double>(total_cycles) / mi->clock_mhz);
+  m->estimated_latency_us = static_cast<uint32_t>(std::min(estimate_model_latency_us(*m), 2147483647.0));
   fb::ModelFileT file;
   file.builder = opt.builder;
   if (opt.hbm) {
@@ -237,6 +236,29 @@ bool build_bin(const CompiledModel& cm, const BinWriteOptions& opt, std::vector<
   file.models.push_back(std::move(m));
   *bytes = w.finish(&file);
   return true;
+}
+
+double estimate_model_latency_us(const fb::ModelT& m) {
+  const isa::MarchInfo* march = isa::find_march(m.march);
+  if (march == nullptr) return 0.0;
+  std::vector<sim::SegmentCost> costs;
+  for (const auto& seg : m.segments) {
+    sim::SegmentCost c;
+    if (const auto* p = seg->kind.AsBpuProgram()) {
+      c.bpu = true;
+      for (const auto& fc : p->fcs) c.cycles += fc.est_cycles();
+    } else if (const auto* op = seg->kind.AsCpuOp()) {
+      c.op_type = op->op_type;
+      for (uint32_t o : seg->outputs) {
+        if (o >= m.tensors.size()) continue;
+        uint64_t n = 1;
+        for (int d : m.tensors[o]->valid_shape) n *= static_cast<uint64_t>(std::max(d, 0));
+        c.elements += n;
+      }
+    }
+    costs.push_back(c);
+  }
+  return sim::estimate_model_us(costs, *march);
 }
 
 bool write_bin(const CompiledModel& cm, const BinWriteOptions& opt, const std::string& path, std::string* error) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "converter/codegen/compiler.h"
+#include "schema/model_generated.h"
 
 namespace openbpu::cvt {
 
@@ -35,6 +36,12 @@ bool build_bin(const CompiledModel& model, const BinWriteOptions& options, std::
                std::string* error);
 bool write_bin(const CompiledModel& model, const BinWriteOptions& options, const std::string& path,
                std::string* error);
+
+// Estimated board latency of one run of a model in microseconds: the
+// march's timing model (bpu_sim/timing.h estimate_model_us) over its
+// segments; CPU operators count their outputs' valid elements. 0 for an
+// unknown march.
+double estimate_model_latency_us(const fb::ModelT& model);
 
 }  // namespace openbpu::cvt
 

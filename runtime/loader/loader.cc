@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bpu_sim/isa/march.h"
+#include "bpu_sim/timing.h"
 #include "runtime/core/log.h"
 #include "runtime/engine/device_manager.h"
 #include "runtime/engine/engine.h"
@@ -236,7 +237,6 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
                                          std::to_string(cores) + ": rebuild it with core_num " +
                                          std::to_string(cores));
 
-  uint64_t total_cycles = 0;
   for (const auto* fs : *fm.segments()) {
     Segment seg;
     seg.name = fs->name()->str();
@@ -251,6 +251,9 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
       seg.op = make_cpu_op(seg.name, *op, data_section);
       seg.profile_name = seg.op.op_type + "_" + seg.name;
       OBPU_RETURN_IF_ERROR(create_cpu_kernel(seg.op, ins, outs, &seg.kernel));
+      uint64_t elements = 0;
+      for (const TensorDesc* t : outs) elements += t ? static_cast<uint64_t>(t->valid_elements()) : 0;
+      seg.est_us = sim::estimate_cpu_op_us(seg.op.op_type, elements, *march);
     } else if (const auto* p = fs->kind_as_BpuProgram()) {
       seg.bpu = true;
       seg.profile_name = "BPU_" + seg.name;
@@ -268,7 +271,6 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
         seg.est_cycles = sat_add(seg.est_cycles, fc->est_cycles());
       }
       seg.est_us = static_cast<double>(seg.est_cycles) / march->clock_mhz;
-      total_cycles = sat_add(total_cycles, seg.est_cycles);
       std::string why;
       const drv::Status st = m->device->load_program(data_section + p->code()->offset(),
                                                      p->code()->size(), fcs, layout, &seg.program, &why);
@@ -279,7 +281,10 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
   }
   (void)data_size;
   if (m->estimated_latency_us == 0) {
-    const double us = static_cast<double>(total_cycles) / march->clock_mhz;
+    // Files without the writer's estimate: the same timing model
+    // (bpu_sim/timing.h, estimate_model_us) from the segments.
+    double us = sim::task_overhead_us(*march);
+    for (const Segment& s : m->segments) us += s.est_us;
     m->estimated_latency_us = us < 2147483647.0 ? static_cast<uint32_t>(us) : 2147483647u;
   }
   OBPU_RETURN_IF_ERROR(plan_arena(m.get()));

@@ -62,3 +62,23 @@ TEST(Timing, FasterMarchesEstimateLess) {
 }
 
 }  // namespace
+
+// The board CPU side of bernoulli2 reproduces the RDK X3 profile of the
+// reference documents (MobileNetV1: Dequantize_fc7 0.12307 ms and Softmax_prob
+// 0.13367 ms for 1000 values; whole model 4.003 ms, BPU subgraph 3.426 ms).
+TEST(Timing, Bernoulli2CpuOperatorsMatchBoardProfile) {
+  const isa::MarchInfo& m = *isa::find_march("bernoulli2");
+  EXPECT_NEAR(sim::estimate_cpu_op_us("Dequantize", 1000, m), 123.07, 123.07 * 0.02);
+  EXPECT_NEAR(sim::estimate_cpu_op_us("Softmax", 1000, m), 133.67, 133.67 * 0.02);
+  std::vector<sim::SegmentCost> segs(3);
+  segs[0].bpu = true;
+  segs[0].cycles = static_cast<uint64_t>(3425.56 * m.clock_mhz);
+  segs[1].op_type = "Dequantize";
+  segs[1].elements = 1000;
+  segs[2].op_type = "Softmax";
+  segs[2].elements = 1000;
+  EXPECT_NEAR(sim::estimate_model_us(segs, m), 4003.1, 4003.1 * 0.02);
+  // Bigger tensors cost more; transcendental operators more per element.
+  EXPECT_GT(sim::estimate_cpu_op_us("Dequantize", 100000, m), sim::estimate_cpu_op_us("Dequantize", 1000, m));
+  EXPECT_GT(sim::estimate_cpu_op_us("Sigmoid", 100000, m), sim::estimate_cpu_op_us("Relu", 100000, m));
+}
