@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <set>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -129,6 +130,8 @@ bool relocate_blobs(fb::ModelT* model, const std::vector<uint8_t>& src_data,
     *ref = writer->add_blob(src_data.data() + ref->offset(), ref->size());
     return true;
   };
+  for (auto& t : model->tensors)
+    if (t->constant && !move_blob(t->constant.get())) return false;
   for (auto& seg : model->segments) {
     if (auto* bpu = seg->kind.AsBpuProgram()) {
       if (bpu->code && !move_blob(bpu->code.get())) return false;
@@ -138,6 +141,56 @@ bool relocate_blobs(fb::ModelT* model, const std::vector<uint8_t>& src_data,
         if (a->blob && !move_blob(a->blob.get())) return false;
     }
   }
+  return true;
+}
+
+bool is_packed(const fb::ModelFileT& file) {
+  if (file.models.size() > 1) return true;
+  for (const auto& kv : file.tool_versions)
+    if (kv->key == kPackToolKey) return true;
+  return false;
+}
+
+bool pack_model_files(const std::vector<std::vector<uint8_t>>& files, const std::string& pack_version,
+                      std::vector<uint8_t>* out, std::string* error) {
+  ModelFileWriter writer;
+  fb::ModelFileT packed;
+  packed.builder = "openbpu hb_pack";
+  std::set<std::string> names;
+  for (size_t i = 0; i < files.size(); ++i) {
+    fb::ModelFileT f;
+    std::vector<uint8_t> data;
+    std::string why;
+    if (!unpack_model_file(files[i].data(), files[i].size(), &f, &data, &why)) {
+      *error = "file " + std::to_string(i) + ": " + why;
+      return false;
+    }
+    if (is_packed(f)) {
+      *error = "file " + std::to_string(i) + " is a packed model";
+      return false;
+    }
+    for (auto& m : f.models) {
+      if (!names.insert(m->name).second) {
+        *error = "two models are named '" + m->name + "'";
+        return false;
+      }
+      if (!relocate_blobs(m.get(), data, &writer, &why)) {
+        *error = "model '" + m->name + "': " + why;
+        return false;
+      }
+      packed.models.push_back(std::move(m));
+    }
+  }
+  if (packed.models.size() > static_cast<size_t>(kMaxModelsPerFile)) {
+    *error = std::to_string(packed.models.size()) + " models; a file holds at most " +
+             std::to_string(kMaxModelsPerFile);
+    return false;
+  }
+  auto kv = std::make_unique<fb::KeyValueT>();
+  kv->key = kPackToolKey;
+  kv->value = pack_version;
+  packed.tool_versions.push_back(std::move(kv));
+  *out = writer.finish(&packed);
   return true;
 }
 

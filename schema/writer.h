@@ -48,6 +48,16 @@ bool unpack_model_file(const uint8_t* data, size_t size, fb::ModelFileT* file,
 bool relocate_blobs(fb::ModelT* model, const std::vector<uint8_t>& src_data,
                     ModelFileWriter* writer, std::string* error);
 
+// Packed files (hb_pack): several models in one file, marked with the
+// tool_versions key kPackToolKey. A packed file is never packed again.
+inline constexpr const char* kPackToolKey = "hb_pack";
+bool is_packed(const fb::ModelFileT& file);
+// Packs files of one model each into one file (every model's blobs
+// relocated). Fails naming the problem: a damaged or packed input, two
+// models of the same name, more models than a file may hold.
+bool pack_model_files(const std::vector<std::vector<uint8_t>>& files, const std::string& pack_version,
+                      std::vector<uint8_t>* out, std::string* error);
+
 // Helpers to fill the object API.
 void set_metadata(fb::ModelT* model, const std::string& key, const std::string& value);
 std::string get_metadata(const fb::ModelT& model, const std::string& key);

@@ -453,20 +453,10 @@ std::vector<uint8_t> TrivialBpu::build() const {
 }
 
 std::vector<uint8_t> pack_models(const std::vector<std::vector<uint8_t>>& files) {
-  model::ModelFileWriter writer;
-  fb::ModelFileT out;
-  out.builder = "openbpu tests (packed)";
-  for (const auto& bytes : files) {
-    fb::ModelFileT f;
-    std::vector<uint8_t> data;
-    std::string err;
-    if (!model::unpack_model_file(bytes.data(), bytes.size(), &f, &data, &err)) return {};
-    for (auto& m : f.models) {
-      if (!model::relocate_blobs(m.get(), data, &writer, &err)) return {};
-      out.models.push_back(std::move(m));
-    }
-  }
-  return writer.finish(&out);
+  std::vector<uint8_t> out;
+  std::string err;
+  if (!model::pack_model_files(files, "tests", &out, &err)) return {};
+  return out;
 }
 
 std::vector<uint8_t> as_hbm(const std::vector<uint8_t>& file, const std::string& desc) {

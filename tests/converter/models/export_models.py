@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """Exports the generated test models to ONNX (run with Debian's /usr/bin/python3).
 
-torchvision mobilenet_v2 and resnet18, and a small detector-like net with
-upsampling and concatenation. No pretrained weights are available offline:
+torchvision mobilenet_v2 and resnet18, a small detector-like net with
+upsampling and concatenation, and MobileNetV1 (the network of the reference
+documents' RDK X3 timing figures, tests/tools: opset 13 so that its 4-D
+Softmax stays one node, as in the vendor's Caffe model). No pretrained weights are available offline:
 weights are random (fixed seed) and the BatchNorm statistics are warmed up on
 real images (skimage's sample photos) so activations keep a realistic range.
 
@@ -64,6 +66,30 @@ class Detector(nn.Module):
         return torch.sigmoid(self.cls(f)), self.box(f)
 
 
+class MobileNetV1(nn.Module):
+    """MobileNet v1, alpha 1.0: 13 depthwise-separable blocks, global average
+    pool, the classifier as a 1x1 convolution (fc7) and a Softmax over the
+    4-D output."""
+
+    def __init__(self, classes=1000):
+        super().__init__()
+
+        def cbr(i, o, s, groups=1, k=3):
+            return [nn.Conv2d(i, o, k, s, k // 2, groups=groups, bias=False), nn.BatchNorm2d(o),
+                    nn.ReLU(inplace=True)]
+        cfg = [(32, 64, 1), (64, 128, 2), (128, 128, 1), (128, 256, 2), (256, 256, 1), (256, 512, 2)] + \
+            [(512, 512, 1)] * 5 + [(512, 1024, 2), (1024, 1024, 1)]
+        layers = cbr(3, 32, 2)
+        for i, o, s in cfg:
+            layers += cbr(i, i, s, groups=i) + cbr(i, o, 1, k=1)
+        self.features = nn.Sequential(*layers)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc7 = nn.Conv2d(1024, classes, 1)
+
+    def forward(self, x):
+        return torch.softmax(self.fc7(self.pool(self.features(x))), dim=1)
+
+
 def warm_bn(model, images):
     model.train()
     with torch.no_grad():
@@ -84,14 +110,16 @@ def main():
         "mobilenet_v2": torchvision.models.mobilenet_v2(),
         "resnet18": torchvision.models.resnet18(),
         "detector": Detector(),
+        "mobilenet_v1": MobileNetV1(),
     }
     for name, model in models.items():
         size = 128 if name == "detector" else 224
         imgs = torch.nn.functional.interpolate(images, size=(size, size), mode="bilinear", align_corners=False)
         warm_bn(model, imgs)
         x = torch.zeros(1, 3, size, size)
-        out_names = ["cls", "box"] if name == "detector" else ["logits"]
-        torch.onnx.export(model, x, os.path.join(args.out, name + ".onnx"), opset_version=args.opset,
+        out_names = {"detector": ["cls", "box"], "mobilenet_v1": ["prob"]}.get(name, ["logits"])
+        opset = max(args.opset, 13) if name == "mobilenet_v1" else args.opset
+        torch.onnx.export(model, x, os.path.join(args.out, name + ".onnx"), opset_version=opset,
                           input_names=["input"], output_names=out_names, do_constant_folding=True)
         print("exported", name)
     return 0
