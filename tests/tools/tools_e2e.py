@@ -12,6 +12,12 @@ Cases (each a ctest test):
   timing     MobileNetV1 converted for bernoulli2 with an NV12 input: the
              estimates of the timing model against the RDK X3 board figures of
              the reference documents (docs/timing.md).
+  vec_diff   vec_diff on the ONNX Runtime and .bin output folders of the
+             resnet18 e2e test: every CSV number against numpy, execution
+             order, unmatched and uncomparable files, bad arguments.
+  eval_preprocess  hb_eval_preprocess on photos: sizes, NV12 luma and BGR
+             pixels against a numpy/skimage implementation of the recipes,
+             the PP-OCR padding, val_txt order, errors.
 
 usage: tools_e2e.py CASE --work DIR --bin BUILD_BIN_DIR --e2e CONVERTER_E2E_DIR
 Run with Debian's /usr/bin/python3 (numpy, onnx, yaml).
@@ -167,7 +173,130 @@ def timing(args):
         check(abs(err) <= 0.03, "%s estimate %.3f ms is more than 3%% from the board's %.3f ms" % (what, est, board))
 
 
-CASES = {"info_pack": info_pack, "timing": timing}
+def read_csv(path):
+    rows = [l.rstrip("\n").split(",") for l in open(path)]
+    return rows[0], rows[1:]
+
+
+def metrics(a, b):
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    d = a - b
+    return (float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))),
+            float(np.linalg.norm(d) / np.linalg.norm(a)), float(np.abs(d).max()), float(np.mean(d * d)))
+
+
+def vec_diff(args):
+    work = args.work
+    e2e = os.path.join(args.e2e, "resnet18_nv12")
+    left, right = os.path.join(work, "ort"), os.path.join(work, "bin")
+    shutil.copytree(os.path.join(e2e, "ort"), left)
+    shutil.copytree(os.path.join(e2e, "bin"), right)
+    names = sorted(os.listdir(left))
+    # Execution order given by the left folder (reversed name order), an
+    # unmatched file, a length mismatch and an all-zero vector.
+    with open(os.path.join(left, "execution_order.txt"), "w") as f:
+        f.write("\n".join(reversed(names)) + "\n")
+    np.zeros(7, np.float32).tofile(os.path.join(left, "only_left.bin"))
+    np.ones(5, np.float32).tofile(os.path.join(left, "short.bin"))
+    np.ones(6, np.float32).tofile(os.path.join(right, "short.bin"))
+    np.zeros(4, np.float32).tofile(os.path.join(left, "zero.bin"))
+    np.ones(4, np.float32).tofile(os.path.join(right, "zero_float.bin"))  # pairs with zero.bin
+    csv = os.path.join(work, "result.csv")
+    r = run([os.path.join(args.bin, "vec_diff"), left, right, "-o", csv], cwd=work)
+    header, rows = read_csv(csv)
+    check(header == ["Left Files", "Right Files", "Cosine Similarity", "Relative Euclidean Distance",
+                     "Max Absolute Error", "Mean Square Error"], "CSV header %s" % header)
+    check([row[0] for row in rows] == list(reversed(names)), "rows not in execution order")
+    for row in rows:
+        a = np.fromfile(os.path.join(left, row[0]), np.float32)
+        b = np.fromfile(os.path.join(right, row[1]), np.float32)
+        want = metrics(a, b)
+        got = [float(x) for x in row[2:]]
+        check(np.allclose(got, want, rtol=1e-6, atol=1e-12), "%s: vec_diff %s, numpy %s" % (row[0], got, want))
+    log = r.stdout
+    check("only in %s: only_left.bin" % left in log, "unmatched file not reported")
+    check("short.bin vs short.bin: skipped, different lengths" in log, "length mismatch not reported")
+    check("zero.bin vs zero_float.bin: skipped" in log and "all zeros" in log, "zero vector not reported")
+    check(len(rows) == len(names), "skipped pairs appear in the CSV")
+    # Two files; a file and a folder.
+    r = run([os.path.join(args.bin, "vec_diff"), os.path.join(left, names[0]), os.path.join(right, names[0]),
+             "-o", os.path.join(work, "one.csv")], cwd=work)
+    _, rows1 = read_csv(os.path.join(work, "one.csv"))
+    check(len(rows1) == 1 and rows1[0][2:] == [r_ for r_ in rows if r_[0] == names[0]][0][2:],
+          "file mode differs from folder mode")
+    r = run([os.path.join(args.bin, "vec_diff"), left, os.path.join(right, names[0])], cwd=work, expect=1)
+    check("must be two files or two folders" in r.stdout, "file/folder mix: no clear error")
+
+
+def skimage_photos(n):
+    from skimage import data
+    imgs = []
+    for name in ["astronaut", "chelsea", "coffee", "rocket"][:n]:
+        im = getattr(data, name)()
+        imgs.append((name, im[..., :3]))
+    return imgs
+
+
+def ref_resize(img, h, w):
+    """Bilinear resize with pixel-center alignment (OpenCV INTER_LINEAR's
+    mapping), float result."""
+    from skimage import transform
+    return transform.resize(img.astype(np.float64), (h, w), order=1, mode="edge", anti_aliasing=False,
+                            preserve_range=True)
+
+
+def eval_preprocess(args):
+    from skimage import io
+    work = args.work
+    imgs_dir = os.path.join(work, "images")
+    os.makedirs(imgs_dir)
+    photos = skimage_photos(4)
+    for name, im in photos:
+        io.imsave(os.path.join(imgs_dir, name + ".png"), im, check_contrast=False)
+    tool = os.path.join(args.bin, "hb_eval_preprocess")
+    out = os.path.join(work, "out_resnet18")
+    run([tool, "-m", "resnet18", "-i", imgs_dir, "-o", out], cwd=work)
+    info = {l.split()[0]: [int(x) for x in l.split()[1:]] for l in open(os.path.join(out, "image_info.txt"))}
+    for name, im in photos:
+        f = os.path.join(out, name + ".bin")
+        raw = np.fromfile(f, np.uint8)
+        check(raw.size == 224 * 224 * 3 // 2, "%s: %d bytes, NV12 224x224 has %d" % (name, raw.size, 224 * 224 * 3 // 2))
+        check(info.get(name + ".bin") == [im.shape[0], im.shape[1], 224, 224], "%s: image_info %s" % (name, info.get(name + ".bin")))
+        # Reference: short side 256, center crop 224, BT.601 full-range luma.
+        s = 256.0 / min(im.shape[:2])
+        nh, nw = max(224, int(im.shape[0] * s + 0.5)), max(224, int(im.shape[1] * s + 0.5))
+        ref = ref_resize(im, nh, nw)
+        y0, x0 = (nh - 224) // 2, (nw - 224) // 2
+        ref = ref[y0:y0 + 224, x0:x0 + 224]
+        luma = 0.299 * ref[..., 0] + 0.587 * ref[..., 1] + 0.114 * ref[..., 2]
+        got = raw[:224 * 224].reshape(224, 224).astype(np.float64)
+        err = np.abs(got - luma).mean()
+        print("%s: NV12 luma mean abs difference from the reference %.3f" % (name, err))
+        check(err < 2.0, "%s: luma differs from the reference recipe by %.3f on average" % (name, err))
+    # PP-OCR classifier: BGR 48x192, aspect kept, padding 128 on the right.
+    out = os.path.join(work, "out_cls")
+    with open(os.path.join(work, "val.txt"), "w") as f:
+        f.write("rocket.png 1\nastronaut.png 0\n")
+    run([tool, "-m", "ppocr_cls", "-i", imgs_dir, "-o", out, "-v", os.path.join(work, "val.txt")], cwd=work)
+    order = [l.split()[0] for l in open(os.path.join(out, "image_info.txt"))]
+    check(order == ["rocket.bin", "astronaut.bin"], "val_txt order not kept: %s" % order)
+    for name, im in photos:
+        if name not in ("rocket", "astronaut"):
+            continue
+        got = np.fromfile(os.path.join(out, name + ".bin"), np.uint8).reshape(48, 192, 3).astype(np.float64)
+        w = min(192, int(np.ceil(im.shape[1] * 48.0 / im.shape[0])))
+        check(np.all(got[:, w:, :] == 128), "%s: padding right of column %d is not 128" % (name, w))
+        ref = ref_resize(im, 48, w)[..., ::-1]  # BGR
+        err = np.abs(got[:, :w, :] - ref).mean()
+        print("%s: ppocr_cls BGR mean abs difference from the reference %.3f" % (name, err))
+        check(err < 2.0, "%s: ppocr_cls pixels differ from the reference by %.3f" % (name, err))
+    r = run([tool, "-m", "nope", "-i", imgs_dir, "-o", out], cwd=work, expect=None)
+    check(r.returncode != 0 and "nope" in r.stdout, "unknown model: no clear error")
+    r = run([tool, "-m", "resnet18", "-i", os.path.join(work, "missing"), "-o", out], cwd=work, expect=1)
+    check("is not a folder" in r.stdout, "missing image folder: no clear error")
+
+
+CASES = {"info_pack": info_pack, "timing": timing, "vec_diff": vec_diff, "eval_preprocess": eval_preprocess}
 
 
 def main():
