@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "converter/config/config_internal.h"
 #include "schema/writer.h"
 
 namespace openbpu::cvt {
@@ -160,6 +161,34 @@ std::string vendor_type_name(int data_type) {
   auto it = kNames.find(data_type);
   if (it == kNames.end()) return "<InputDataType.UNDEFINED: 0>";
   return "<InputDataType." + std::string(it->second.first) + ": " + std::to_string(it->second.second) + ">";
+}
+
+bool input_parameters_from_metadata(const fb::ModelT& m, std::vector<InputParameter>* out, std::string* error) {
+  Md md;
+  for (const auto& e : m.metadata) md[e->key] = e->value;
+  auto items = [&](const char* key) { return split(get(md, key), ';'); };
+  const auto names = items("INPUT_NAMES"), train = items("INPUT_TYPE_TRAIN"), ltrain = items("INPUT_LAYOUT_TRAIN"),
+             rt = items("INPUT_TYPE_RT"), lrt = items("INPUT_LAYOUT_RT"), shapes = items("INPUT_SHAPE"),
+             range = items("INPUT_SPACE_AND_RANGE");
+  out->clear();
+  for (size_t i = 0; i < names.size(); ++i) {
+    InputParameter ip;
+    auto at = [&](const std::vector<std::string>& v) { return i < v.size() && v[i] != "None" ? v[i] : ""; };
+    ip.name = names[i];
+    ip.type_train = at(train);
+    ip.layout_train = at(ltrain);
+    ip.type_rt = at(rt);
+    ip.layout_rt = at(lrt);
+    if (!at(range).empty()) ip.space_and_range = at(range);
+    const auto shape = cfg::parse_shape(at(shapes));
+    if (!shape || ip.type_train.empty() || ip.type_rt.empty()) {
+      *error = "model '" + m.name + "': the metadata do not describe input '" + ip.name + "' (built by another tool?)";
+      return false;
+    }
+    ip.shape = *shape;
+    out->push_back(ip);
+  }
+  return true;
 }
 
 std::vector<std::string> model_info_lines(const fb::ModelT& m) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "converter/config/config.h"
 #include "schema/model_generated.h"
 
 namespace openbpu::cvt {
@@ -22,6 +23,12 @@ std::vector<std::string> model_detail_lines(const fb::ModelT& model);
 
 // One line per removed node for deleted_nodes_info.txt.
 std::vector<std::string> deleted_node_lines(const fb::ModelT& model);
+
+// The per-input yaml parameters recorded in a model's metadata (names,
+// train/runtime types and layouts, shapes, colour range), enough to convert
+// an image into the model's input as hb_mapper infer does.
+bool input_parameters_from_metadata(const fb::ModelT& model, std::vector<InputParameter>* out,
+                                    std::string* error);
 
 // "<InputDataType.NV12: 7>" for a tensor data type (hbDNNDataType value),
 // numbered as the vendor tool prints its runtime data types.

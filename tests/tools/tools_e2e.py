@@ -18,6 +18,15 @@ Cases (each a ctest test):
   eval_preprocess  hb_eval_preprocess on photos: sizes, NV12 luma and BGR
              pixels against a numpy/skimage implementation of the recipes,
              the PP-OCR padding, val_txt order, errors.
+  modifier   hb_model_modifier on resnet18: the candidates, removing the
+             output Reshape and Dequantize, the model's new int32/int8 output
+             through libdnn (hrt_model_exec, quanti type SCALE) dequantized
+             back equals the original output bit for bit, hb_model_info's
+             deleted nodes and deleted_nodes_info.txt, refusals.
+  verifier   hb_verifier / hb_model_verifier on the PP-OCR classifier: its
+             quantized ONNX model against its .bin (PASSED on an image and on
+             random data), against the .bin of another conversion (FAILED,
+             exit status 1, mismatch counts), refusals.
 
 usage: tools_e2e.py CASE --work DIR --bin BUILD_BIN_DIR --e2e CONVERTER_E2E_DIR
 Run with Debian's /usr/bin/python3 (numpy, onnx, yaml).
@@ -173,6 +182,102 @@ def timing(args):
         check(abs(err) <= 0.03, "%s estimate %.3f ms is more than 3%% from the board's %.3f ms" % (what, est, board))
 
 
+def hrt_fields(text):
+    """hrt_model_exec model_info's output blocks: name -> {key: value}."""
+    blocks, cur = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^(input|output)\[(\d+)\]: ?$", line)
+        if m:
+            cur = {}
+            blocks["%s%s" % (m.group(1), m.group(2))] = cur
+        elif cur is not None and ": " in line:
+            k, v = line.split(": ", 1)
+            cur[k] = v
+    return blocks
+
+
+def modifier(args):
+    work = args.work
+    case = "resnet18_nv12"
+    e2e = os.path.join(args.e2e, case)
+    binf = os.path.join(work, case + ".bin")
+    shutil.copy(os.path.join(e2e, "model_output", case + ".bin"), binf)
+    tool = os.path.join(args.bin, "hb_model_modifier")
+    r = run([tool, binf], cwd=work)
+    m = re.search(r"Nodes that can be deleted: \[(.*)\]", r.stdout)
+    check(m is not None, "no candidate list")
+    candidates = [x.strip(" '") for x in m.group(1).split(",")] if m else []
+    print("candidates:", candidates)
+    # The fc's (N, C, 1, 1) output is the model output: its Dequantize is the
+    # only boundary node.
+    check(len(candidates) == 1 and candidates[0].endswith("Dequantize"),
+          "candidates %s, expected the output Dequantize" % candidates)
+    r = run([tool, binf, "-a", "Dequantize"], cwd=work)
+    check("modified model saved as" in r.stdout, "no modified model")
+    removed = re.findall(r"Node '([^']+)' is removed", r.stdout)
+    check(removed == candidates, "removed %s, expected %s" % (removed, candidates))
+    modified = os.path.join(work, case + "_modified.bin")
+    hrt = os.path.join(args.bin, "hrt_model_exec")
+    before = hrt_fields(run([hrt, "model_info", "--model_file=" + binf], cwd=work).stdout)["output0"]
+    after = hrt_fields(run([hrt, "model_info", "--model_file=" + modified], cwd=work).stdout)["output0"]
+    check(before["tensor type"] == "HB_DNN_TENSOR_TYPE_F32", "original output type %s" % before["tensor type"])
+    check(after["tensor type"] in ("HB_DNN_TENSOR_TYPE_S32", "HB_DNN_TENSOR_TYPE_S8"), "modified output type %s"
+          % after["tensor type"])
+    check(after["quanti type"] == "SCALE" and after.get("scale data"), "modified output has no SCALE / scale data")
+    check(after["name"] == before["name"], "the output lost its name")
+    # Through libdnn: the integer output dequantized by its scales is the original float output.
+    first_input = open(os.path.join(e2e, "rt.txt")).readline().split()[0]
+    d = os.path.join(work, "dump")
+    run([hrt, "infer", "--model_file=" + modified, "--input_file=" + first_input, "--enable_dump=true",
+         "--hybrid_dequantize_process=true", "--dump_path=" + d], cwd=work)
+    got = np.fromfile(os.path.join(d, "model_infer_output_0_%s.bin" % after["name"]), np.float32)
+    want = np.fromfile(os.path.join(e2e, "bin", "0_%s.bin" % before["name"]), np.float32)
+    check(got.shape == want.shape and np.array_equal(got, want),
+          "modified model's dequantized output differs from the original model's output")
+    # hb_model_info: deleted nodes and their records.
+    r = run([os.path.join(args.bin, "hb_model_info"), modified], cwd=work)
+    shown = re.findall(r"deleted nodes: (\S+)", r.stdout)
+    check(shown == removed, "hb_model_info deleted nodes %s, removed %s" % (shown, removed))
+    info = open(os.path.join(work, "deleted_nodes_info.txt")).read()
+    scales = [float(x) for x in after["scale data"].strip(",").split(",")]
+    m = re.search(r"\(Dequantize\): scale: \[([^\]]*)\]", info)
+    check(m is not None, "deleted_nodes_info.txt lacks the Dequantize scales")
+    if m:
+        rec = [float(x) for x in m.group(1).split(",")]
+        check(np.allclose(rec, scales, rtol=1e-6), "recorded scales differ from the output's scale data")
+    # Refusals: a packed file; a node in the middle of the model.
+    packed = os.path.join(work, "packed.bin")
+    run([os.path.join(args.bin, "hb_pack"), binf, "-o", packed], cwd=work)
+    r = run([tool, packed, "-a", "Dequantize"], cwd=work, expect=1)
+    check("Packed model is not supported" in r.stdout, "packed file not refused")
+    r = run([tool, modified, "-r", "no_such_node"], cwd=work)
+    check("is not removed" in r.stdout, "unknown node: no warning")
+
+
+def verifier(args):
+    work = args.work
+    e2e = os.path.join(args.e2e, "ppocr_cls_nv12")
+    quanti = os.path.join(e2e, "model_output", "ppocr_cls_nv12_quantized_model.onnx")
+    binf = os.path.join(e2e, "model_output", "ppocr_cls_nv12.bin")
+    png = os.path.join(e2e, "test_render", "00000.png")
+    tool = os.path.join(args.bin, "hb_verifier")
+    r = run([tool, "-m", quanti + "," + binf, "-i", png], cwd=work)
+    check("Quanti.onnx and Sim result Strict check PASSED" in r.stdout, "image input: no PASSED line")
+    r = run([tool, "-m", quanti + "," + binf], cwd=work)
+    check("Strict check PASSED" in r.stdout, "random input: no PASSED line")
+    r = run([os.path.join(args.bin, "hb_model_verifier"), "-q", quanti, "-b", binf, "-i", png], cwd=work)
+    check("Strict check PASSED" in r.stdout, "hb_model_verifier: no PASSED line")
+    # Another conversion of the same network (int16, bayes-e) is not the same model.
+    other = os.path.join(args.e2e, "ppocr_cls_nv12_int16", "model_output", "ppocr_cls_nv12_int16.bin")
+    r = run([tool, "-m", quanti + "," + other, "-i", png], cwd=work, expect=1)
+    check("Strict check FAILED" in r.stdout and re.search(r"mismatch line num: [1-9]", r.stdout),
+          "a different .bin was not reported as a mismatch")
+    packed = os.path.join(work, "packed.bin")
+    run([os.path.join(args.bin, "hb_pack"), binf, "-o", packed], cwd=work)
+    r = run([tool, "-m", quanti + "," + packed], cwd=work, expect=1)
+    check("pack model is not supported" in r.stdout, "packed file not refused")
+
+
 def read_csv(path):
     rows = [l.rstrip("\n").split(",") for l in open(path)]
     return rows[0], rows[1:]
@@ -296,7 +401,8 @@ def eval_preprocess(args):
     check("is not a folder" in r.stdout, "missing image folder: no clear error")
 
 
-CASES = {"info_pack": info_pack, "timing": timing, "vec_diff": vec_diff, "eval_preprocess": eval_preprocess}
+CASES = {"info_pack": info_pack, "timing": timing, "vec_diff": vec_diff, "eval_preprocess": eval_preprocess,
+         "modifier": modifier, "verifier": verifier}
 
 
 def main():
