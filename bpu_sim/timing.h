@@ -21,7 +21,9 @@ namespace openbpu::sim {
 
 struct Cost {
   uint64_t macs = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;   // loaded + stored
+  uint64_t loaded = 0;  // read: inputs, weights, bias, residual
+  uint64_t stored = 0;  // written: the output
   uint64_t cycles = 0;
 };
 

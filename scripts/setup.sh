@@ -27,6 +27,8 @@ PACKAGES=(
   libyaml-cpp-dev
   libgtest-dev googletest libbenchmark-dev
   libsimde-dev
+  # hb_perf's model structure picture (Graphviz layout and rendering)
+  libgraphviz-dev
   # aarch64 cross build, tests under qemu; the board's hrt_server links
   # the arm64 libcrypto and libevent statically (unpacked below, never
   # installed)

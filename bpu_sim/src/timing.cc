@@ -65,35 +65,42 @@ Cost estimate_cost(const isa::Instruction& ins, const isa::MarchInfo& m) {
           const bool depthwise = cin_g == 1 && b.groups > 1;
           const double eff = depthwise ? m.dw_efficiency : 1.0;
           compute = c.macs * int16_factor(b.in) / (m.int8_macs_per_cycle * eff);
-          c.bytes = bytes_of(b.in) + bytes_of(b.out) + b.weight.count + 4ull * b.bias.count +
-                    (b.has_residual ? bytes_of(b.residual) : 0);
+          c.loaded = bytes_of(b.in) + b.weight.count + 4ull * b.bias.count +
+                     (b.has_residual ? bytes_of(b.residual) : 0);
+          c.stored = bytes_of(b.out);
         } else if constexpr (std::is_same_v<T, isa::Pool>) {
           c.macs = static_cast<uint64_t>(b.out.elements()) * b.kernel_h * b.kernel_w;
           compute = c.macs / kVectorLanes;
-          c.bytes = bytes_of(b.in) + bytes_of(b.out);
+          c.loaded = bytes_of(b.in);
+          c.stored = bytes_of(b.out);
         } else if constexpr (std::is_same_v<T, isa::Eltwise>) {
           c.macs = static_cast<uint64_t>(b.out.elements());
           compute = c.macs / kVectorLanes;
-          c.bytes = bytes_of(b.a) + bytes_of(b.b) + bytes_of(b.out);
+          c.loaded = bytes_of(b.a) + bytes_of(b.b);
+          c.stored = bytes_of(b.out);
         } else if constexpr (std::is_same_v<T, isa::Resize>) {
           c.macs = static_cast<uint64_t>(b.out.elements()) *
                    (b.mode == isa::ResizeMode::kBilinear ? 4 : 1);
           compute = c.macs / kVectorLanes;
-          c.bytes = bytes_of(b.in) + bytes_of(b.out);
+          c.loaded = bytes_of(b.in);
+          c.stored = bytes_of(b.out);
         } else if constexpr (std::is_same_v<T, isa::Fill>) {
           compute = b.out.elements() / kVectorLanes;
-          c.bytes = bytes_of(b.out);
+          c.stored = bytes_of(b.out);
         } else if constexpr (std::is_same_v<T, isa::Preprocess>) {
           c.macs = static_cast<uint64_t>(b.out.elements()) * 3;
           compute = c.macs / kVectorLanes;
-          c.bytes = bytes_of(b.in) + bytes_of(b.out);
+          c.loaded = bytes_of(b.in);
+          c.stored = bytes_of(b.out);
         } else {  // Lut, Move, ArgMax
           c.macs = static_cast<uint64_t>(b.in.elements());
           compute = c.macs / kVectorLanes;
-          c.bytes = bytes_of(b.in) + bytes_of(b.out);
+          c.loaded = bytes_of(b.in);
+          c.stored = bytes_of(b.out);
         }
       },
       ins.body);
+  c.bytes = c.loaded + c.stored;
   const double memory = static_cast<double>(c.bytes) / m.ddr_bytes_per_cycle;
   c.cycles = static_cast<uint64_t>(m.instr_overhead_cycles + std::max(compute, memory) + 0.5);
   return c;

@@ -18,6 +18,10 @@ Cases (each a ctest test):
   eval_preprocess  hb_eval_preprocess on photos: sizes, NV12 luma and BGR
              pixels against a numpy/skimage implementation of the recipes,
              the PP-OCR padding, val_txt order, errors.
+  perf       hb_perf on resnet18: per-subgraph MACs and latency against the
+             makertbin log, MACs against a count from the ONNX model's
+             shapes, the HTML/JSON/PNG/SVG outputs, the per-layer warning;
+             -m on a packed file.
   modifier   hb_model_modifier on resnet18: the candidates, removing the
              output Reshape and Dequantize, the model's new int32/int8 output
              through libdnn (hrt_model_exec, quanti type SCALE) dequantized
@@ -176,10 +180,91 @@ def timing(args):
     m = re.search(r"estimated latency (\d+) us", open(os.path.join(work, "hb_model_info.log")).read())
     whole = int(m.group(1)) / 1000.0 if m else 0.0
     bpu = lat[0] / 1000.0 if lat else 0.0
+    # hb_perf reports the same model (when built: it needs Graphviz).
+    if os.path.exists(os.path.join(args.bin, "hb_perf")):
+        run([os.path.join(args.bin, "hb_perf"), binf], cwd=work)
+        sm = list(hb_perf_json(work, "mobilenetv1_224x224_nv12").values())
+        check(len(sm) == 1 and abs(sm[0]["latency (ms)"] - bpu) < 1e-3, "hb_perf's subgraph latency differs from the log's")
+        page = open(os.path.join(work, "hb_perf_result", "mobilenetv1_224x224_nv12", "mobilenetv1_224x224_nv12.html")).read()
+        m = re.search(r"with the CPU operators \(ms\)</th><td>([\d.]+)<", page)
+        check(m is not None and abs(float(m.group(1)) - whole) < 2e-3, "hb_perf's whole-model estimate differs from the file's")
     for what, est, board in (("BPU subgraph", bpu, BOARD_BPU_MS), ("whole model", whole, BOARD_MODEL_MS)):
         err = (est - board) / board
         print("%s: estimate %.3f ms, RDK X3 %.3f ms, error %+.1f%%" % (what, est, board, 100 * err))
         check(abs(err) <= 0.03, "%s estimate %.3f ms is more than 3%% from the board's %.3f ms" % (what, est, board))
+
+
+def onnx_macs(path):
+    """Multiply-accumulates of the Conv and Gemm/MatMul nodes of an ONNX model,
+    from its inferred shapes."""
+    import onnx
+    from onnx import shape_inference, numpy_helper
+    m = shape_inference.infer_shapes(onnx.load(path))
+    shapes = {}
+    for v in list(m.graph.value_info) + list(m.graph.output) + list(m.graph.input):
+        shapes[v.name] = [d.dim_value for d in v.type.tensor_type.shape.dim]
+    inits = {i.name: numpy_helper.to_array(i).shape for i in m.graph.initializer}
+    total = 0
+    for n in m.graph.node:
+        if n.op_type == "Conv":
+            w = inits[n.input[1]]
+            total += int(np.prod(shapes[n.output[0]])) * int(np.prod(w[1:]))
+        elif n.op_type in ("Gemm", "MatMul") and n.input[1] in inits:
+            w = inits[n.input[1]]
+            trans_b = any(a.name == "transB" and a.i for a in n.attribute)
+            k = w[-2] if n.op_type == "MatMul" else (w[1] if trans_b else w[0])
+            total += int(np.prod(shapes[n.output[0]])) * int(k)
+    return total
+
+
+def hb_perf_json(work, name):
+    import json
+    d = os.path.join(work, "hb_perf_result", name)
+    return {f[:-5]: json.load(open(os.path.join(d, f)))["summary"] for f in os.listdir(d) if f.endswith(".json")}
+
+
+def perf(args):
+    import yaml
+    work = args.work
+    case = "resnet18_nv12"
+    e2e = os.path.join(args.e2e, case)
+    binf = os.path.join(e2e, "model_output", case + ".bin")
+    r = run([os.path.join(args.bin, "hb_perf"), binf], cwd=work)
+    d = os.path.join(work, "hb_perf_result", case)
+    for f in (case + ".html", case + ".png", case + ".svg", case):
+        check(os.path.isfile(os.path.join(d, f)), "hb_perf wrote no " + f)
+    check(open(os.path.join(d, case + ".png"), "rb").read(8) == b"\x89PNG\r\n\x1a\n", "the picture is not a PNG")
+    svg = open(os.path.join(d, case + ".svg")).read()
+    check("darkcyan" in svg and "grey" in svg, "the SVG lacks the BPU (darkcyan) or CPU (grey) colours")
+    check("bpu model don't have per-layer perf info." in r.stdout, "no per-layer warning for a model without records")
+    # Per subgraph against the makertbin log of the same conversion.
+    log = open(os.path.join(e2e, "hb_mapper_makertbin.log")).read()
+    logged = {m.group(1): (float(m.group(2)), int(m.group(3))) for m in
+              re.finditer(r"(\S+_subgraph_\d+): FPS=[\d.]+, latency = ([\d.]+) us, MACs = (\d+)", log)}
+    summaries = hb_perf_json(work, case)
+    check(set(summaries) == set(logged), "subgraphs: hb_perf %s, makertbin log %s" % (sorted(summaries), sorted(logged)))
+    total = 0
+    for name, sm in summaries.items():
+        us, macs = logged.get(name, (0, 0))
+        check(sm["MACs per frame"] == macs, "%s: hb_perf %d MACs, makertbin log %d" % (name, sm["MACs per frame"], macs))
+        check(sm["BPU OPs per frame (effective)"] == 2 * sm["MACs per frame"], name + ": OPs are not 2 x MACs")
+        check(abs(sm["latency (ms)"] * 1000 - us) <= 0.1, "%s: hb_perf %.1f us, makertbin log %.1f us"
+              % (name, sm["latency (ms)"] * 1000, us))
+        check(sm["loaded bytes per frame"] > 0 and sm["stored bytes per frame"] > 0, name + ": no DDR traffic")
+        total += sm["MACs per frame"]
+    src = yaml.safe_load(open(os.path.join(e2e, "config.yaml")))["model_parameters"]["onnx_model"]
+    ref = onnx_macs(src)
+    print("resnet18: hb_perf %d MACs, ONNX Conv/Gemm %d MACs (%+.2f%%)" % (total, ref, 100.0 * (total - ref) / ref))
+    check(ref <= total <= ref * 1.01, "hb_perf MACs %d vs %d from the ONNX shapes" % (total, ref))
+    # A packed file: -m picks a model, the directory is the model's name.
+    cls = os.path.join(args.e2e, "ppocr_cls_nv12", "model_output", "ppocr_cls_nv12.bin")
+    packed = os.path.join(work, "packed.bin")
+    run([os.path.join(args.bin, "hb_pack"), binf, cls, "-o", packed], cwd=work)
+    run([os.path.join(args.bin, "hb_perf"), "-m", "ppocr_cls_nv12", packed], cwd=work)
+    check(os.path.isfile(os.path.join(work, "hb_perf_result", "ppocr_cls_nv12", "ppocr_cls_nv12.html")),
+          "hb_perf -m on a packed file wrote no page")
+    r = run([os.path.join(args.bin, "hb_perf"), "-m", "nope", packed], cwd=work, expect=1)
+    check("model 'nope' not found" in r.stdout, "hb_perf -m nope: no clear error")
 
 
 def hrt_fields(text):
@@ -402,7 +487,7 @@ def eval_preprocess(args):
 
 
 CASES = {"info_pack": info_pack, "timing": timing, "vec_diff": vec_diff, "eval_preprocess": eval_preprocess,
-         "modifier": modifier, "verifier": verifier}
+         "perf": perf, "modifier": modifier, "verifier": verifier}
 
 
 def main():
