@@ -9,9 +9,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 
 #include "log.h"
 #include "numeric.h"
+#ifndef OPENBPU_HRT_UCP
+#include "openbpu/openbpu.h"
+#endif
 
 namespace openbpu::tools {
 
@@ -234,6 +238,119 @@ bool dump_output(const DumpConfig& cfg, int index, const std::string& name, cons
   }
   return write_txt(path, base, count, p.tensorType, shape, cfg);
 }
+
+#ifndef OPENBPU_HRT_UCP
+// Per-layer outputs come from obpuInferWithLayerOutputs, an extension of
+// libdnn 1.x (.bin models); the UCP build rejects the option (options.cc).
+namespace {
+
+struct LayerDumpState {
+  const DumpConfig* cfg = nullptr;
+  int level = 0;
+  std::string dir;
+  std::vector<std::string> order;  // files in execution order
+  std::string mapping;             // layer_mapping.txt
+  std::map<std::string, int> used; // file names taken
+  bool ok = true;
+};
+
+// Valid float values in ONNX element order (BPU NHWC 4-D values as NCHW).
+bool layer_floats(const obpuLayerOutput& l, std::vector<float>* v) {
+  hbDNNTensor t{};
+  t.properties = l.properties;
+  t.sysMem[0].virAddr = const_cast<void*>(l.data);
+  t.sysMem[0].memSize = static_cast<uint32_t>(std::max(l.properties.alignedByteSize, 0));
+  if (!output_to_float(t, v)) return false;
+  const hbDNNTensorShape& s = l.properties.validShape;
+  if (!l.onBpu || l.properties.tensorLayout != HB_DNN_LAYOUT_NHWC || s.numDimensions != 4) return true;
+  const int64_t n = s.dimensionSize[0], h = s.dimensionSize[1], w = s.dimensionSize[2], c = s.dimensionSize[3];
+  std::vector<float> nchw(v->size());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x)
+        for (int64_t k = 0; k < c; ++k)
+          nchw[static_cast<size_t>(((b * c + k) * h + y) * w + x)] = (*v)[static_cast<size_t>(((b * h + y) * w + x) * c + k)];
+  v->swap(nchw);
+  return true;
+}
+
+bool write_layer(LayerDumpState& st, const obpuLayerOutput& l) {
+  std::string base = l.name;
+  const int dup = st.used[base]++;
+  if (dup > 0) base += "_dup" + std::to_string(dup);
+  const std::string path = st.dir + "/" + base;
+  const hbDNNTensorProperties& p = l.properties;
+  bool ok = true;
+  if (st.level == 3) {
+    std::vector<float> v;
+    hbDNNTensorShape shape = p.validShape;
+    if (l.onBpu && p.tensorLayout == HB_DNN_LAYOUT_NHWC && shape.numDimensions == 4)
+      shape = hbDNNTensorShape{{p.validShape.dimensionSize[0], p.validShape.dimensionSize[3],
+                                p.validShape.dimensionSize[1], p.validShape.dimensionSize[2]}, 4};
+    ok = layer_floats(l, &v) && write_bytes(path + ".bin", v.data(), v.size() * sizeof(float)) &&
+         write_txt(path + ".txt", reinterpret_cast<const uint8_t*>(v.data()), static_cast<int64_t>(v.size()),
+                   HB_DNN_TENSOR_TYPE_F32, shape, *st.cfg);
+  } else {
+    const auto* data = static_cast<const uint8_t*>(l.data);
+    const size_t size = static_cast<size_t>(std::max(p.alignedByteSize, 0));
+    ok = write_bytes(path + ".bin", data, size);
+    const int esize = element_size(p.tensorType);
+    if (ok && st.level == 2 && esize > 0) {
+      hbDNNTensorShape shape = p.alignedShape;
+      const int64_t count = static_cast<int64_t>(size) / esize;
+      if (element_count(shape) != count) shape = hbDNNTensorShape{{static_cast<int32_t>(count)}, 1};
+      ok = write_txt(path + ".txt", data, count, p.tensorType, shape, *st.cfg);
+    }
+  }
+  st.order.push_back(base + ".bin");
+  char line[160];
+  std::snprintf(line, sizeof(line), "\t%s\t%d\t%d\t%d\t%s\t%s\t", l.onBpu ? "BPU" : "CPU", l.segmentIndex,
+                l.firstInstruction, l.instructionCount, data_type_name(p.tensorType),
+                shape_str(p.validShape).c_str());
+  st.mapping += base + ".bin\t" + l.opType + line + l.nodes + "\t" + l.tensorName + "\n";
+  return ok;
+}
+
+int32_t on_layer(obpuLayerOutput const* l, void* user) {
+  auto* st = static_cast<LayerDumpState*>(user);
+  if (!write_layer(*st, *l)) st->ok = false;
+  return st->ok ? 0 : 1;
+}
+
+}  // namespace
+
+bool dump_layers(const DumpConfig& cfg, int level, hbDNNHandle_t model, const std::vector<hbDNNTensor>& inputs,
+                 std::vector<hbDNNTensor>* outputs) {
+  LayerDumpState st;
+  st.cfg = &cfg;
+  st.level = level;
+  st.dir = (cfg.dir.empty() ? std::string(".") : cfg.dir) + "/intermediate";
+  bool existed = false;
+  if (!make_dirs(st.dir, &existed)) return false;
+  st.mapping = "file\top_type\ton\tsegment\tfirst_instruction\tinstruction_count\tdata_type\tvalid_shape\tnodes\ttensor\n";
+  hbDNNTensor* out = outputs->data();
+  const int32_t rc = obpuInferWithLayerOutputs(&out, inputs.data(), model, on_layer, &st);
+  if (rc != 0 || !st.ok) {
+    log_error("per-layer dump failed: %s", rc != 0 ? hbDNNGetErrorDesc(rc) : "cannot write the files");
+    return false;
+  }
+  std::string order;
+  for (const std::string& f : st.order) order += f + "\n";
+  if (!write_bytes(st.dir + "/layer_mapping.txt", st.mapping.data(), st.mapping.size()) ||
+      !write_bytes(st.dir + "/execution_order.txt", order.data(), order.size()))
+    return false;
+  log_info("dump_intermediate=%d: %zu layer outputs written to %s (layer_mapping.txt tells what computed each)",
+           level, st.order.size(), st.dir.c_str());
+  return true;
+}
+
+#else
+bool dump_layers(const DumpConfig&, int level, hbDNNHandle_t, const std::vector<hbDNNTensor>&,
+                 std::vector<hbDNNTensor>*) {
+  log_error("dump_intermediate=%d: per-layer dumps are not available for .hbm models (UCP runtime)", level);
+  return false;
+}
+#endif
 
 bool print_top5(const hbDNNTensor& t, const std::string& name) {
   std::vector<float> v;

@@ -33,6 +33,20 @@ bool output_to_float(const hbDNNTensor& t, std::vector<float>* values);
 // Prints the top-5 classes of an output (first batch item).
 bool print_top5(const hbDNNTensor& t, const std::string& name);
 
+// --dump_intermediate=level (1..3): per-layer files of one inference with
+// obpuInferWithLayerOutputs, in <dir>/intermediate/ (docs/hrt_model_exec.md):
+//   1  <layer>.bin, the data as computed (aligned layout, padding included,
+//      BPU values as int8/int16/int32 NHWC);
+//   2  1 plus <layer>.txt with the same numbers;
+//   3  <layer>.bin and .txt with the valid values as float32 (integers
+//      dequantized), BPU values reordered from NHWC to the ONNX NCHW order:
+//      what hb_mapper infer writes for the float models, for vec_diff.
+// plus layer_mapping.txt (what computed each file: BPU subgraph or
+// CPU operator, its ONNX nodes, instructions, type, shape) and
+// execution_order.txt. The inference's outputs land in `outputs`.
+bool dump_layers(const DumpConfig& cfg, int level, hbDNNHandle_t model, const std::vector<hbDNNTensor>& inputs,
+                 std::vector<hbDNNTensor>* outputs);
+
 // Creates a directory and its parents; *existed tells whether it was there.
 bool make_dirs(const std::string& dir, bool* existed);
 

@@ -2,7 +2,8 @@
 // infer: runs the model --frame_count times on the --input_file data,
 // prints "Infer time: <x> ms" per frame and, on request, dumps inputs and
 // outputs or prints the top-5 classes. Frames after the first are compared
-// with it, which is what repeating a frame is for.
+// with it, which is what repeating a frame is for. --dump_intermediate runs
+// one more inference first that writes every layer's output (dump.h).
 #include <cstdio>
 #include <cstring>
 
@@ -47,6 +48,17 @@ int run_infer(const Options& opt) {
       if (!dump_input(cfg, static_cast<int>(i), desc.input_names[i], inputs[i])) return 1;
   }
 
+  const int layer_level = opt.dump_intermediate[0] - '0';
+  std::vector<std::vector<uint8_t>> layered;  // outputs of the per-layer run
+  if (layer_level > 0) {
+    if (!dump_layers(cfg, layer_level, handle, tensors.inputs, &tensors.outputs)) return 1;
+    tensors.invalidate_outputs();
+    for (const hbDNNTensor& t : tensors.outputs) {
+      const auto* p = static_cast<const uint8_t*>(tensor_mem(t).virAddr);
+      layered.emplace_back(p, p + tensor_mem(t).memSize);
+    }
+  }
+
   std::vector<std::vector<uint8_t>> first;  // frame 0 outputs, for the consistency check
   for (int frame = 0; frame < opt.frame_count; ++frame) {
     double ms = 0.0;
@@ -58,6 +70,14 @@ int run_infer(const Options& opt) {
     if (kUcp) std::printf("---------------------Frame %d end---------------------\n", frame);
     std::fflush(stdout);
     if (frame == 0) {
+      // The per-layer run computed the BPU subgraphs on the host: its
+      // outputs must be the device's, bit for bit.
+      for (size_t i = 0; i < layered.size(); ++i)
+        if (std::memcmp(layered[i].data(), tensor_mem(tensors.outputs[i]).virAddr, layered[i].size()) != 0) {
+          log_error("output[%zu] '%s' of the per-layer run differs from the normal run", i,
+                    desc.output_names[i].c_str());
+          return 1;
+        }
       if (opt.enable_dump)
         for (size_t i = 0; i < tensors.outputs.size(); ++i)
           if (!dump_output(cfg, static_cast<int>(i), desc.output_names[i], tensors.outputs[i]))

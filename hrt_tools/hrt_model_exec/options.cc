@@ -220,19 +220,18 @@ bool validate(Options* opt) {
   const std::string& di = opt->dump_intermediate;
   if (di != "0" && di != "1" && di != "2" && di != "3")
     return bad_value("dump_intermediate", "'" + di + "' is not one of 0, 1, 2, 3");
-  if (di != "0" && opt->mode != Mode::kModelInfo) {
-    // Per-layer data is not reachable through the public libdnn API of this
-    // version; pretending with model outputs only would mislead.
-    std::fprintf(
-        stderr,
-        "ERROR: flag 'dump_intermediate=%s' is not available in this version: libdnn has no "
-        "public per-layer dump interface; use --enable_dump for model inputs/outputs\n",
-        di.c_str());
-    return false;
-  }
+  if (di != "0" && opt->mode == Mode::kPerf)
+    return bad_value("dump_intermediate", "per-layer dumps are written by infer (run infer with the same "
+                                          "--input_file); perf measures undisturbed runs");
+  if (di != "0" && opt->roi_infer)
+    return bad_value("dump_intermediate", "per-layer dumps are not available with roi_infer");
   // hrt_model_exec hands .hbm models to hrt_model_exec_ucp (main.cc), which
   // checks these options against the model.
   const bool hbm = kUcp || has_hbm_model(*opt);
+  if (di != "0" && hbm && opt->mode == Mode::kInfer)
+    return bad_value("dump_intermediate",
+                     "per-layer dumps need obpuInferWithLayerOutputs, which libdnn 1.x (.bin models) has "
+                     "and the UCP runtime (.hbm models) has not; use --enable_dump for model inputs/outputs");
   if (!hbm && !opt->input_img_properties.empty())
     return bad_value("input_img_properties",
                      "hbm-only option: .bin models take an NV12 image as one tensor");

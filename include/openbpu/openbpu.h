@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "dnn/hb_dnn.h"
 #include "openbpu/version.h"
 
 #ifdef __cplusplus
@@ -57,6 +58,44 @@ int32_t obpuGetBpuCoreNum(int32_t *coreNum, void *dnnHandle);
  * (1, or 2 for a bernoulli2 model built with core_num: 2, whose function
  * calls then hold both cores at once unless its task is pinned to one core). */
 int32_t obpuGetModelCoreNum(int32_t *coreNum, void *dnnHandle);
+
+/* ---- Per-layer outputs ----------------------------------------------------
+ * (hrt_model_exec infer --dump_intermediate; docs/hrt_model_exec.md)
+ *
+ * obpuInferWithLayerOutputs runs one inference of a model, as hbDNNInfer
+ * followed by hbDNNWaitTaskDone with default control parameters, and calls
+ * `callback` for every output of every segment in execution order: each
+ * CPU operator's output tensors and each BPU subgraph's output tensors.
+ * (Layers inside a BPU subgraph are not reported: that needs per-layer
+ * records in the model file, which this version of hb_mapper does not
+ * write.) BPU subgraphs then run on the CPU with the simulator's kernels,
+ * which are bit-exact with the BPU, so every value is the one the BPU
+ * computes; the run takes longer than a normal inference.
+ *
+ * The callback runs on a library thread; `layer` and the data it points to
+ * are valid only during the call. A non-zero return stops the run
+ * (HB_DNN_RUN_TASK_FAILED). Returns HB_DNN_SUCCESS or the error of the
+ * inference (HB_DNN_INVALID_ARGUMENT, HB_DNN_INVALID_HANDLE, ...). */
+typedef struct {
+  /* File-safe name: the segment (CPU operator: its ONNX node; BPU: the
+   * subgraph), "_<k>" appended for output k > 0. */
+  char const *name;
+  char const *opType;     /* CPU operator type ("" for a BPU subgraph) */
+  char const *nodes;      /* the segment's name as in the model file */
+  char const *tensorName; /* the ONNX value */
+  int32_t onBpu;          /* 1: BPU subgraph, 0: CPU operator */
+  int32_t segmentIndex;   /* which segment (BPU subgraph or CPU operator) */
+  int32_t firstInstruction, instructionCount; /* reserved for per-layer records: 0 */
+  /* Type, layout, shapes, byte strides and quantization of the tensor, as
+   * hbDNNGetOutputTensorProperties describes a model output. */
+  hbDNNTensorProperties properties;
+  void const *data;       /* properties.alignedByteSize bytes */
+} obpuLayerOutput;
+
+typedef int32_t (*obpuLayerOutputCallback)(obpuLayerOutput const *layer, void *userData);
+
+int32_t obpuInferWithLayerOutputs(hbDNNTensor **output, hbDNNTensor const *input, hbDNNHandle_t dnnHandle,
+                                  obpuLayerOutputCallback callback, void *userData);
 
 #ifdef __cplusplus
 }

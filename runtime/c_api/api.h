@@ -8,6 +8,7 @@
 
 #include "dnn/hb_dnn.h"
 #include "runtime/core/tensor.h"
+#include "runtime/engine/engine.h"
 #include "runtime/loader/model.h"
 
 // Exported C entry points (the library is built with hidden visibility).
@@ -20,6 +21,10 @@ int32_t fail(int32_t code, const std::string& msg);
 // Model behind a handle, or nullptr when the handle is not a live model.
 Model* model_of(hbDNNHandle_t h);
 void fill_properties(const TensorDesc& d, hbDNNTensorProperties* p);
+
+// A user tensor (hbDNNInfer's input/output) as the engine's buffer
+// description; HB_DNN_INVALID_ARGUMENT (logged) when its shapes are bad.
+int32_t to_io(const hbDNNTensor& t, const char* what, size_t index, IoBuffer* io);
 
 }  // namespace openbpu::rt::capi
 

@@ -84,6 +84,29 @@ void fill_properties(const TensorDesc& d, hbDNNTensorProperties* p) {
                            : static_cast<int32_t>(d.aligned_byte_size);
 }
 
+namespace {
+
+bool read_shape(const hbDNNTensorShape& s, std::vector<int32_t>* out) {
+  if (s.numDimensions < 1 || s.numDimensions > HB_DNN_TENSOR_MAX_DIMENSIONS) return false;
+  out->assign(s.dimensionSize, s.dimensionSize + s.numDimensions);
+  return true;
+}
+
+}  // namespace
+
+int32_t to_io(const hbDNNTensor& t, const char* what, size_t index, IoBuffer* io) {
+  const std::string w = std::string(what) + " tensor " + std::to_string(index);
+  if (!read_shape(t.properties.validShape, &io->valid) || !read_shape(t.properties.alignedShape, &io->aligned))
+    return fail(HB_DNN_INVALID_ARGUMENT, w + ": numDimensions out of range 1..8");
+  io->data[0] = static_cast<uint8_t*>(t.sysMem[0].virAddr);
+  io->size[0] = t.sysMem[0].memSize;
+  io->data[1] = static_cast<uint8_t*>(t.sysMem[1].virAddr);
+  io->size[1] = t.sysMem[1].memSize;
+  io->data_type = t.properties.tensorType;
+  io->layout = t.properties.tensorLayout;
+  return HB_DNN_SUCCESS;
+}
+
 }  // namespace openbpu::rt::capi
 
 using namespace openbpu::rt::capi;  // NOLINT
@@ -97,25 +120,6 @@ int32_t load(std::vector<std::unique_ptr<openbpu::rt::FileData>> files, hbPacked
   if (!st.ok()) return st.code();
   *out = pack.get();
   Registry::get().add_pack(std::move(pack));
-  return HB_DNN_SUCCESS;
-}
-
-bool read_shape(const hbDNNTensorShape& s, std::vector<int32_t>* out) {
-  if (s.numDimensions < 1 || s.numDimensions > HB_DNN_TENSOR_MAX_DIMENSIONS) return false;
-  out->assign(s.dimensionSize, s.dimensionSize + s.numDimensions);
-  return true;
-}
-
-int32_t to_io(const hbDNNTensor& t, const char* what, size_t index, openbpu::rt::IoBuffer* io) {
-  const std::string w = std::string(what) + " tensor " + std::to_string(index);
-  if (!read_shape(t.properties.validShape, &io->valid) || !read_shape(t.properties.alignedShape, &io->aligned))
-    return fail(HB_DNN_INVALID_ARGUMENT, w + ": numDimensions out of range 1..8");
-  io->data[0] = static_cast<uint8_t*>(t.sysMem[0].virAddr);
-  io->size[0] = t.sysMem[0].memSize;
-  io->data[1] = static_cast<uint8_t*>(t.sysMem[1].virAddr);
-  io->size[1] = t.sysMem[1].memSize;
-  io->data_type = t.properties.tensorType;
-  io->layout = t.properties.tensorLayout;
   return HB_DNN_SUCCESS;
 }
 

@@ -9,6 +9,7 @@
 #include <deque>
 
 #include "runtime/core/log.h"
+#include "runtime/engine/layer_run.h"
 #include "runtime/engine/thread_pool.h"
 #include "runtime/profiler/profiler.h"
 #include "schema/verify.h"
@@ -202,11 +203,15 @@ class Engine {
       const size_t si = run.next_segment++;
       t->dispatched.fetch_add(1, std::memory_order_relaxed);
       Segment& seg = m.segments[si];
-      if (seg.bpu) return submit_bpu(t, run, seg);
+      if (seg.bpu && !t->ctrl.observer) return submit_bpu(t, run, seg);
       return post_cpu(t, [this, t, si] {
         Run& r = t->runs[t->current];
-        const Status st = run_cpu_segment(r, r.model->segments[si], &t->cpu_ns);
+        Segment& s = r.model->segments[si];
+        const Status st = s.bpu ? run_bpu_on_host(*r.model, si, r.ptr, r.arena.vir + s.scratch_offset)
+                                : run_cpu_segment(r, s, &t->cpu_ns);
         if (!st.ok()) return finish(t, kRunTaskFailed, st.message());
+        if (t->ctrl.observer && !t->ctrl.observer->segment_done(*r.model, si, r.ptr))
+          return finish(t, kRunTaskFailed, "the layer output callback stopped the run");
         advance(t);
       });
     }

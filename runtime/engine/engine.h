@@ -45,10 +45,23 @@ struct IoBuffer {
   int64_t row_stride[2] = {0, 0};
 };
 
+// Per-layer observation of a run (obpuInferWithLayerOutputs). A task with an
+// observer runs its BPU segments on the host with the simulator's bit-exact
+// kernels (engine/layer_run.h) instead of on the device, and reports every
+// segment's outputs as they are computed.
+class LayerObserver {
+ public:
+  virtual ~LayerObserver() = default;
+  // A segment finished: its output tensors are at ptr[tensor]. False stops
+  // the task.
+  virtual bool segment_done(const Model& model, size_t segment, const std::vector<uint8_t*>& ptr) = 0;
+};
+
 struct CtrlParam {
   uint32_t core_mask = 0;
   int32_t priority = 0;
   int64_t custom_id = 0;
+  std::shared_ptr<LayerObserver> observer;  // normally null
 };
 
 class Task;

@@ -260,6 +260,8 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
       drv::ProgramLayout layout;
       for (const auto* t : ins) layout.input_sizes.push_back(binding_size(*t));
       for (const auto* t : outs) layout.output_sizes.push_back(binding_size(*t));
+      seg.code = data_section + p->code()->offset();
+      seg.code_size = p->code()->size();
       seg.constants = data_section + p->constants()->offset();
       seg.constants_size = p->constants()->size();
       layout.constants = seg.constants;

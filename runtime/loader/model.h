@@ -49,6 +49,9 @@ struct Segment {
   uint64_t scratch_offset = 0;  // in the task arena
   uint64_t est_cycles = 0;
   double est_us = 0.0;
+  // The encoded program in the file (host runs for per-layer outputs decode it).
+  const uint8_t* code = nullptr;
+  uint64_t code_size = 0;
 };
 
 // Per-task working memory (intermediate tensors, scratch, staging copies of

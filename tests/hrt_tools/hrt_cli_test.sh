@@ -331,9 +331,8 @@ errors)
   error_is "input file 'short.txt' holds 3 numbers but input\[0\] 'data' .* needs 192"
   run error infer --model_file="$DATA/tiny_cnn.bin"
   error_is "flag 'input_file' is required"
-  run error infer --model_file="$DATA/tiny_cnn.bin" --input_file="$DATA/tiny_cnn_input.bin" \
-    --dump_intermediate=1
-  error_is "'dump_intermediate=1' is not available in this version"
+  run error perf --model_file="$DATA/tiny_cnn.bin" --dump_intermediate=1
+  error_is "per-layer dumps are written by infer"
   run error infer --model_file="$DATA/nv12_classifier.bin" --input_file=frame.bin \
     --input_img_properties=Y,UV
   error_is "flag 'input_img_properties'"
@@ -390,6 +389,11 @@ hbm_infer)
   run error infer --model_file="$DATA/tiny_cnn.hbm" --input_file="$DATA/tiny_cnn_input.bin" \
     --input_img_properties=Y,UV
   has err.txt "the image inputs of model 'tiny_cnn' are none"
+  # Per-layer dumps are a libdnn 1.x extension (obpuInferWithLayerOutputs).
+  run error infer --model_file="$DATA/tiny_cnn.hbm" --input_file="$DATA/tiny_cnn_input.bin" \
+    --dump_intermediate=1
+  has err.txt "flag 'dump_intermediate'.*UCP runtime \(\.hbm models\) has not"
+  [ ! -e intermediate ] || fail "dump_intermediate on a .hbm model created intermediate/"
   ;;
 
 hbm_infer_nv12)

@@ -31,6 +31,10 @@ Cases (each a ctest test):
              quantized ONNX model against its .bin (PASSED on an image and on
              random data), against the .bin of another conversion (FAILED,
              exit status 1, mismatch counts), refusals.
+  layer_dump hrt_model_exec infer --dump_intermediate on the PP-OCR
+             classifier: every dumped layer whose ONNX tensor the float model
+             has against ONNX Runtime's value (cosine), the last layer against
+             the .bin's output bit for bit, vec_diff over the folder.
 
 usage: tools_e2e.py CASE --work DIR --bin BUILD_BIN_DIR --e2e CONVERTER_E2E_DIR
 Run with Debian's /usr/bin/python3 (numpy, onnx, yaml).
@@ -45,6 +49,7 @@ import sys
 import numpy as np
 
 FAILURES = []
+SRC = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 
 def check(cond, msg):
@@ -486,8 +491,80 @@ def eval_preprocess(args):
     check("is not a folder" in r.stdout, "missing image folder: no clear error")
 
 
+def float_values(model_path, tensors, input_file, input_name, dims, out_dir):
+    """ONNX Runtime's values of the given tensors of a float model (each made
+    a graph output)."""
+    import onnx
+    m = onnx.load(model_path)
+    have = {o.name for o in m.graph.output}
+    for t in tensors:
+        if t not in have:
+            m.graph.output.append(onnx.helper.make_empty_tensor_value_info(t))
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "float_with_outputs.onnx")
+    onnx.save(m, path)
+    run(["node", os.path.join(SRC, "tests", "common", "ort_run.js"), path, out_dir,
+         "%s=%s:float32:%s" % (input_name, input_file, "x".join(map(str, dims)))])
+    return {t: np.fromfile(os.path.join(out_dir, re.sub(r"[/\\:]", "_", t) + ".bin"), np.float32) for t in tensors}
+
+
+def layer_dump(args):
+    import onnx
+    work = args.work
+    case = "ppocr_cls_nv12"
+    e2e = os.path.join(args.e2e, case)
+    binf = os.path.join(e2e, "model_output", case + ".bin")
+    rt_input = open(os.path.join(e2e, "rt.txt")).readline().split()[0]
+    float_input = open(os.path.join(e2e, "float.txt")).readline().split()[0]
+    d = os.path.join(work, "dump")
+    run([os.path.join(args.bin, "hrt_model_exec"), "infer", "--model_file=" + binf, "--input_file=" + rt_input,
+         "--dump_intermediate=3", "--dump_path=" + d, "--enable_dump=true"], cwd=work)
+    inter = os.path.join(d, "intermediate")
+    mapping = [l.rstrip("\n").split("\t") for l in open(os.path.join(inter, "layer_mapping.txt"))]
+    header, layers = mapping[0], mapping[1:]
+    order = [l.strip() for l in open(os.path.join(inter, "execution_order.txt"))]
+    check([l[0] for l in layers] == order, "layer_mapping.txt and execution_order.txt disagree")
+    check(any(l[header.index("on")] == "BPU" for l in layers), "no BPU layer dumped")
+    check(any(l[header.index("on")] == "CPU" for l in layers), "no CPU layer dumped")
+    # The last layer is the model output: bit for bit the .bin's output.
+    outs = [f for f in os.listdir(d) if f.startswith("model_infer_output_")]
+    for o in outs:
+        got = np.fromfile(os.path.join(d, o), np.float32)
+        last = np.fromfile(os.path.join(inter, order[-1]), np.float32)
+        check(np.array_equal(got, last), "last dumped layer differs from the model output %s" % o)
+    # Every dumped value whose ONNX tensor the float model has, against ONNX Runtime.
+    import yaml
+    src_path = yaml.safe_load(open(os.path.join(e2e, "config.yaml")))["model_parameters"]["onnx_model"]
+    src = onnx.load(src_path)
+    values = {o for n in src.graph.node for o in n.output}
+    wanted = [l for l in layers if l[header.index("tensor")] in values]
+    check(len(wanted) >= 2, "fewer than 2 dumped layers map to float model tensors")
+    inp = src.graph.input[0]
+    cfg = yaml.safe_load(open(os.path.join(e2e, "config.yaml")))
+    dims = [int(v) for v in str(cfg["input_parameters"]["input_shape"]).split("x")]
+    ref = float_values(src_path, [l[header.index("tensor")] for l in wanted], float_input, inp.name, dims,
+                       os.path.join(work, "ort"))
+    float_dir = os.path.join(work, "float_by_node")
+    os.makedirs(float_dir)
+    for l in wanted:
+        t = l[header.index("tensor")]
+        got = np.fromfile(os.path.join(inter, l[0]), np.float32)
+        a = ref[t]
+        if not check(a.size == got.size, "%s: %d values, ONNX Runtime %d" % (l[0], got.size, a.size)):
+            continue
+        cos = float(np.dot(a, got) / (np.linalg.norm(a) * np.linalg.norm(got) + 1e-30))
+        print("%-40s %-4s cosine with the float model %.5f" % (l[0], l[header.index("on")], cos))
+        check(cos > 0.95, "%s: cosine %.4f with the float model's %s" % (l[0], cos, t))
+        a.tofile(os.path.join(float_dir, l[0]))
+    # vec_diff over the two folders pairs them by name.
+    csv = os.path.join(work, "vec_diff.csv")
+    run([os.path.join(args.bin, "vec_diff"), float_dir, inter, "-o", csv], cwd=work)
+    _, rows = read_csv(csv)
+    check(len(rows) == len(wanted), "vec_diff compared %d pairs, %d expected" % (len(rows), len(wanted)))
+
+
 CASES = {"info_pack": info_pack, "timing": timing, "vec_diff": vec_diff, "eval_preprocess": eval_preprocess,
-         "perf": perf, "modifier": modifier, "verifier": verifier}
+         "perf": perf, "modifier": modifier, "verifier": verifier, "layer_dump": layer_dump}
 
 
 def main():

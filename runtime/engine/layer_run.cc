@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/engine/layer_run.h"
+
+#include <string>
+
+#include "bpu_sim/executor.h"
+#include "bpu_sim/isa/codec.h"
+
+namespace openbpu::rt {
+
+Status run_bpu_on_host(const Model& m, size_t si, const std::vector<uint8_t*>& ptr, uint8_t* scratch) {
+  const Segment& seg = m.segments[si];
+  std::vector<isa::Instruction> program;
+  std::string why;
+  // The device validated this program at load; decoding the same bytes
+  // again cannot fail unless the file changed under the mapping.
+  if (!isa::decode_program(seg.code, seg.code_size, &program, &why))
+    return error(kRunTaskFailed, "BPU segment '" + seg.name + "': " + why);
+  sim::Memory mem;
+  for (uint32_t t : seg.inputs)
+    mem.inputs.push_back({ptr[t], static_cast<uint64_t>(m.tensors[t].aligned_byte_size)});
+  for (uint32_t t : seg.outputs)
+    mem.outputs.push_back({ptr[t], static_cast<uint64_t>(m.tensors[t].aligned_byte_size)});
+  mem.constants = {const_cast<uint8_t*>(seg.constants), seg.constants_size};
+  mem.scratch = {scratch, seg.scratch_size};
+  const sim::KernelTable& kernels = sim::best_kernels();
+  for (const isa::Instruction& ins : program) sim::execute(ins, mem, kernels);
+  return Status::Ok();
+}
+
+}  // namespace openbpu::rt
