@@ -25,13 +25,9 @@ int main(int argc, char** argv) {
   std::unique_ptr<MapperLog> log(make_mapper_log("hb_model_info.log"));
   log->info("Start hb_model_info....");
   log->info("hb_model_info version " + std::string(kMapperVersion));
-  if (!has_model_suffix(file)) {
-    log->error("model " + file + " is not a bin model");
-    return 1;
-  }
   LoadedFile lf;
   std::string err;
-  if (!load_model_file(file, &lf, &err)) {
+  if (!load_bin_argument(file, &lf, &err)) {
     log->error(err);
     return 1;
   }

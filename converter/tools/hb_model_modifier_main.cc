@@ -58,11 +58,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<MapperLog> log(make_mapper_log("hb_model_modifier.log"));
   LoadedFile lf;
   std::string err;
-  if (!has_model_suffix(file)) {
-    log->error("model " + file + " is not a bin model");
-    return 1;
-  }
-  if (!load_model_file(file, &lf, &err)) {
+  if (!load_bin_argument(file, &lf, &err)) {
     log->error(err);
     return 1;
   }

@@ -93,13 +93,9 @@ int main(int argc, char** argv) {
   app.add_flag("-p", packed_flag, "the file is packed (detected automatically; accepted for compatibility)");
   CLI11_PARSE(app, argc, argv);
   std::unique_ptr<MapperLog> log(make_mapper_log("hb_perf.log"));
-  if (!has_model_suffix(file)) {
-    log->error("model " + file + " is not a bin model");
-    return 1;
-  }
   LoadedFile lf;
   std::string err;
-  if (!load_model_file(file, &lf, &err)) {
+  if (!load_bin_argument(file, &lf, &err)) {
     log->error(err);
     return 1;
   }

@@ -51,6 +51,14 @@ bool load_model_file(const std::string& path, LoadedFile* out, std::string* erro
   return true;
 }
 
+bool load_bin_argument(const std::string& path, LoadedFile* out, std::string* error) {
+  if (!has_model_suffix(path)) {
+    *error = "model " + path + " is not a bin model";
+    return false;
+  }
+  return load_model_file(path, out, error);
+}
+
 bool has_model_suffix(const std::string& path) { return ends_with(path, ".bin") || ends_with(path, ".hbm"); }
 
 std::string strip_bin_suffix(const std::string& name) {

@@ -24,6 +24,10 @@ struct LoadedFile {
 // Reads, verifies and unpacks a model file.
 bool load_model_file(const std::string& path, LoadedFile* out, std::string* error);
 
+// A tool's model file argument: refused with "model <path> is not a bin
+// model" without a model suffix, else load_model_file.
+bool load_bin_argument(const std::string& path, LoadedFile* out, std::string* error);
+
 // True when the path names a model file by its suffix (.bin or .hbm).
 bool has_model_suffix(const std::string& path);
 
