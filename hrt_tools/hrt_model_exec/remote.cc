@@ -23,9 +23,28 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// The server names a file plainly or, for --dump_intermediate's per-layer
+// files, intermediate/<name>; nothing else may reach outside the folder.
+bool valid_name(const std::string& name, std::string* sub) {
+  static const std::string kLayers = "intermediate/";
+  std::string base = name;
+  sub->clear();
+  if (name.compare(0, kLayers.size(), kLayers) == 0) {
+    *sub = kLayers.substr(0, kLayers.size() - 1);
+    base = name.substr(kLayers.size());
+  }
+  return !base.empty() && base != "." && base != ".." && base.find('/') == std::string::npos;
+}
+
 bool write_file(const std::string& dir, const RemoteFile& f) {
+  std::string sub;
+  if (!valid_name(f.name, &sub)) {
+    log_error("the server sent a file named '%s': not written", f.name.c_str());
+    return false;
+  }
+  const std::string folder = sub.empty() ? dir : dir.empty() ? sub : dir + "/" + sub;
   bool existed = false;
-  if (!dir.empty() && !make_dirs(dir, &existed)) return false;
+  if (!folder.empty() && !make_dirs(folder, &existed)) return false;
   const std::string path = dir.empty() ? f.name : dir + "/" + f.name;
   FILE* out = std::fopen(path.c_str(), "wb");
   if (out == nullptr) {

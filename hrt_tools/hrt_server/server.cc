@@ -208,8 +208,9 @@ void pump(Conn* c) {
   }
 }
 
-// Regular files of <run>/<sub>, sorted by name.
-void list_files(const std::string& dir, const std::string& sub, std::vector<std::pair<std::string, Conn::Send>>* out) {
+// Regular files of <run>/<sub>, sorted by name, named <prefix><name>.
+void list_files(const std::string& dir, const std::string& sub, const std::string& prefix,
+                std::vector<std::pair<std::string, Conn::Send>>* out) {
   DIR* d = ::opendir((dir + "/" + sub).c_str());
   if (d == nullptr) return;
   std::vector<std::string> names;
@@ -220,7 +221,7 @@ void list_files(const std::string& dir, const std::string& sub, std::vector<std:
     const std::string p = dir + "/" + sub + "/" + n;
     struct stat st;
     if (::lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-      out->push_back({n, Conn::Send{p, static_cast<uint64_t>(st.st_size)}});
+      out->push_back({prefix + n, Conn::Send{p, static_cast<uint64_t>(st.st_size)}});
   }
 }
 
@@ -233,8 +234,10 @@ void finish_run(Conn* c) {
   for (int k = 0; k < 2; ++k)
     if (j.truncated[k]) j.text[k] += "\n[hrt_server] output truncated to " + std::to_string(kMaxConsole) + " bytes\n";
   std::vector<std::pair<std::string, Conn::Send>> dumps, profiles;
-  list_files(j.dir, "dump", &dumps);
-  list_files(j.dir, "profile", &profiles);
+  list_files(j.dir, "dump", "", &dumps);
+  // --dump_intermediate's per-layer files (docs/hrt_model_exec.md).
+  list_files(j.dir, "dump/intermediate", "intermediate/", &dumps);
+  list_files(j.dir, "profile", "", &profiles);
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<OutputFile>> files;
   c->sends.clear();

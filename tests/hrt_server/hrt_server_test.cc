@@ -207,6 +207,26 @@ TEST_F(Server, RemoteInferEqualsLocalAndTheExpectation) {
   EXPECT_EQ(entries(dir_ + "/cache/blobs").size(), 2u);
 }
 
+// --dump_intermediate: the per-layer files, layer_mapping.txt and
+// execution_order.txt come back into <dump_path>/intermediate/ as a local run
+// writes them.
+TEST_F(Server, RemoteLayerDumpEqualsLocal) {
+  const std::vector<std::string> common = {exec(), "infer", "--model_file=" + data_ + "/tiny_cnn.bin",
+                                           "--input_file=" + data_ + "/tiny_cnn_input.bin",
+                                           "--dump_intermediate=2"};
+  std::vector<std::string> local = common, remote = common;
+  local.push_back("--dump_path=layers_local");
+  remote.insert(remote.end(), {"--dump_path=layers_remote", "--remote=" + addr_, "--token_file=" + dir_ + "/token"});
+  const Output l = run(local, dir_), r = run(remote, dir_);
+  ASSERT_EQ(l.code, 0) << l.err;
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::vector<std::string> names = entries(dir_ + "/layers_local/intermediate");
+  ASSERT_GT(names.size(), 2u);
+  EXPECT_EQ(entries(dir_ + "/layers_remote/intermediate"), names);
+  for (const std::string& n : names)
+    EXPECT_EQ(slurp(dir_ + "/layers_remote/intermediate/" + n), slurp(dir_ + "/layers_local/intermediate/" + n)) << n;
+}
+
 TEST_F(Server, RemoteModelInfoAndPerfEqualLocal) {
   const std::vector<std::string> auth = {"--remote=" + addr_, "--token_file=" + dir_ + "/token"};
   std::vector<std::string> info = {exec(), "model_info", "--model_file=" + data_ + "/packed.bin"};
