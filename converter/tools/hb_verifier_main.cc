@@ -45,6 +45,7 @@ struct Args {
   std::string quanti, bin;
   std::vector<std::string> inputs;
   int digits = 5;
+  bool per_node = false;  // -r
   std::string out_dir = "verifier_output";
 };
 
@@ -172,6 +173,60 @@ bool bin_output(const std::string& dir, size_t i, std::vector<float>* out, std::
   return read_floats(dir + "/" + found, out, err);
 }
 
+// Logs one comparison in the seed's lines; true when it passed.
+bool report(MapperLog& log, const std::string& what, const Mismatch& mm) {
+  const uint64_t bad = mm.miss + mm.diff + mm.nan;
+  log.info("compare source: Quanti.onnx VS Sim, " + what);
+  if (bad == 0) {
+    log.info("Quanti.onnx and Sim result Strict check PASSED");
+    return true;
+  }
+  log.info("mismatch line num: " + std::to_string(bad));
+  log.info("****************************");
+  log.info("mismatch.line_miss num: " + std::to_string(mm.miss));
+  log.info("mismatch.line_diff num: " + std::to_string(mm.diff));
+  log.info("mismatch.line_nan num: " + std::to_string(mm.nan));
+  log.info("****************************");
+  log.info("total line num: " + std::to_string(mm.total));
+  log.info("mismatch rate: " + std::to_string(static_cast<double>(bad) / static_cast<double>(mm.total)));
+  log.info("max abs error: " + std::to_string(mm.max_abs));
+  log.error("Quanti.onnx and Sim result Strict check FAILED");
+  return false;
+}
+
+// -r: every layer hrt_model_exec --dump_intermediate=3 wrote (a CPU operator
+// or a BPU subgraph, layer_mapping.txt) against the quantized model's float
+// value of the same ONNX tensor. Integer values (a BPU subgraph's output
+// before its Dequantize) have no float value in the quantized model.
+bool compare_layers(const std::string& dir, const std::map<std::string, Value>& values, int digits, MapperLog& log,
+                    bool* pass) {
+  std::ifstream f(dir + "/layer_mapping.txt");
+  std::string line;
+  if (!f || !std::getline(f, line)) return log.error("hrt_model_exec wrote no " + dir + "/layer_mapping.txt"), false;
+  int compared = 0, skipped = 0;
+  while (std::getline(f, line)) {
+    std::vector<std::string> col;
+    std::istringstream ls(line);
+    for (std::string c; std::getline(ls, c, '\t');) col.push_back(c);
+    if (col.size() < 10) return log.error("layer_mapping.txt: bad line '" + line + "'"), false;
+    const auto it = values.find(col[9]);
+    if (it == values.end() || it->second.native || it->second.elem_type != kFloat || !it->second.data) {
+      ++skipped;
+      continue;
+    }
+    std::vector<float> q(it->second.data->size() / 4), sim;
+    std::memcpy(q.data(), it->second.data->data(), q.size() * 4);
+    std::string err;
+    if (!read_floats(dir + "/" + col[0], &sim, &err)) return log.error(err), false;
+    *pass = report(log, "node '" + col[8] + "' (" + col[2] + ", tensor '" + col[9] + "')", compare(q, sim, digits)) &&
+            *pass;
+    ++compared;
+  }
+  log.info("per-node comparison: " + std::to_string(compared) + " layer(s) compared, " + std::to_string(skipped) +
+           " without a float value in the quantized model (integer BPU subgraph outputs)");
+  return true;
+}
+
 int verify(const Args& a, MapperLog& log) {
   std::string err;
   LoadedFile lf;
@@ -211,36 +266,22 @@ int verify(const Args& a, MapperLog& log) {
   }
   FloatExecutor exec;
   std::map<std::string, Value> outs;
-  if (!exec.prepare(g, &err) || !exec.run(feed, &outs, &err)) return log.error("quantized model: " + err), 1;
+  if (!exec.prepare(g, &err) || !exec.run(feed, &outs, &err, nullptr, a.per_node))
+    return log.error("quantized model: " + err), 1;
   const std::string sim = a.out_dir + "/sim";
-  if (!run_program({self_dir() + "/hrt_model_exec", "infer", "--model_file=" + a.bin, "--input_file=" + input_list,
-                    "--enable_dump=true", "--hybrid_dequantize_process=true", "--dump_path=" + sim},
-                   log))
-    return log.error("hrt_model_exec failed on " + a.bin + " (details in hb_verifier.log)"), 1;
+  std::vector<std::string> cmd = {self_dir() + "/hrt_model_exec", "infer", "--model_file=" + a.bin,
+                                  "--input_file=" + input_list, "--enable_dump=true",
+                                  "--hybrid_dequantize_process=true", "--dump_path=" + sim};
+  if (a.per_node) cmd.push_back("--dump_intermediate=3");
+  if (!run_program(cmd, log)) return log.error("hrt_model_exec failed on " + a.bin + " (details in hb_verifier.log)"), 1;
   bool pass = true;
+  if (a.per_node && !compare_layers(sim + "/intermediate", outs, a.digits, log, &pass)) return 1;
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const Value& q = outs[g.outputs[i]];
     std::vector<float> qa(static_cast<size_t>(q.data->size() / 4)), sb;
     std::memcpy(qa.data(), q.data->data(), qa.size() * 4);
     if (!bin_output(sim, i, &sb, &err)) return log.error(err), 1;
-    const Mismatch mm = compare(qa, sb, a.digits);
-    const uint64_t bad = mm.miss + mm.diff + mm.nan;
-    log.info("compare source: Quanti.onnx VS Sim, output " + std::to_string(i) + " '" + g.outputs[i] + "'");
-    if (bad == 0) {
-      log.info("Quanti.onnx and Sim result Strict check PASSED");
-      continue;
-    }
-    pass = false;
-    log.info("mismatch line num: " + std::to_string(bad));
-    log.info("****************************");
-    log.info("mismatch.line_miss num: " + std::to_string(mm.miss));
-    log.info("mismatch.line_diff num: " + std::to_string(mm.diff));
-    log.info("mismatch.line_nan num: " + std::to_string(mm.nan));
-    log.info("****************************");
-    log.info("total line num: " + std::to_string(mm.total));
-    log.info("mismatch rate: " + std::to_string(static_cast<double>(bad) / static_cast<double>(mm.total)));
-    log.info("max abs error: " + std::to_string(mm.max_abs));
-    log.error("Quanti.onnx and Sim result Strict check FAILED");
+    pass = report(log, "output " + std::to_string(i) + " '" + g.outputs[i] + "'", compare(qa, sb, a.digits)) && pass;
   }
   return pass ? 0 : 1;
 }
@@ -255,7 +296,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(kMapperVersion));
   Args a;
   std::string models, board;
-  bool run_sim = false, per_layer = false;
+  bool run_sim = false;
   if (x3_cli) {
     app.add_option("-q,--quanti_model", a.quanti, "the quantized ONNX model")->required();
     app.add_option("-b,--bin_model", a.bin, "the .bin model")->required();
@@ -267,7 +308,8 @@ int main(int argc, char** argv) {
     app.add_option("-b,--board-ip", board, "board address (not available: the .bin runs on the simulator)");
     app.add_option("-i,--input,--input-img", a.inputs, "input image or raw .bin per model input (default: random)");
     app.add_flag("-s,--run-sim", run_sim, "run the .bin on the x86 simulator (always done)");
-    app.add_flag("-r,--dump-all-nodes-results", per_layer, "per-node comparison (not available)");
+    app.add_flag("-r,--dump-all-nodes-results", a.per_node,
+                 "also compare every layer hrt_model_exec --dump_intermediate writes with the quantized model");
     app.add_option("-c,--compare_digits", a.digits, "decimal places compared")->capture_default_str();
   }
   CLI11_PARSE(app, argc, argv);
@@ -275,11 +317,6 @@ int main(int argc, char** argv) {
   if (!board.empty()) {
     log->error("board runs are not available in this version: the .bin is verified on the simulator (omit the "
                "board address)");
-    return 1;
-  }
-  if (per_layer) {
-    log->error("-r: per-node comparison is not available in this version; compare hb_mapper infer and "
-               "hrt_model_exec --dump_intermediate=3 folders with vec_diff");
     return 1;
   }
   if (!models.empty()) {

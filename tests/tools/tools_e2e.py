@@ -355,6 +355,15 @@ def verifier(args):
     check("Quanti.onnx and Sim result Strict check PASSED" in r.stdout, "image input: no PASSED line")
     r = run([tool, "-m", quanti + "," + binf], cwd=work)
     check("Strict check PASSED" in r.stdout, "random input: no PASSED line")
+    # -r: every dumped layer that has a float value in the quantized model (here
+    # the CPU operators; the BPU subgraph's output is integer), then the output.
+    r = run([tool, "-m", quanti + "," + binf, "-i", png, "-r"], cwd=work)
+    nodes = re.findall(r"compare source: Quanti.onnx VS Sim, node '([^']+)'", r.stdout)
+    rows = [l.rstrip("\n").split("\t") for l in
+            open(os.path.join(work, "verifier_output", "sim", "intermediate", "layer_mapping.txt"))][1:]
+    check(nodes == [l[8] for l in rows if l[2] == "CPU"] and len(nodes) >= 3,
+          "-r compared %s, expected the CPU layers of layer_mapping.txt" % nodes)
+    check(r.stdout.count("Strict check PASSED") == len(nodes) + 1, "-r: not every layer and output PASSED")
     r = run([os.path.join(args.bin, "hb_model_verifier"), "-q", quanti, "-b", binf, "-i", png], cwd=work)
     check("Strict check PASSED" in r.stdout, "hb_model_verifier: no PASSED line")
     # Another conversion of the same network (int16, bayes-e) is not the same model.
@@ -362,6 +371,9 @@ def verifier(args):
     r = run([tool, "-m", quanti + "," + other, "-i", png], cwd=work, expect=1)
     check("Strict check FAILED" in r.stdout and re.search(r"mismatch line num: [1-9]", r.stdout),
           "a different .bin was not reported as a mismatch")
+    r = run([tool, "-m", quanti + "," + other, "-i", png, "-r"], cwd=work, expect=1)
+    check(re.search(r"node '[^']+' .*\n.*mismatch line num: [1-9]", r.stdout) is not None,
+          "-r: no layer of a different .bin reported as a mismatch")
     packed = os.path.join(work, "packed.bin")
     run([os.path.join(args.bin, "hb_pack"), binf, "-o", packed], cwd=work)
     r = run([tool, "-m", quanti + "," + packed], cwd=work, expect=1)
