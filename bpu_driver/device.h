@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The BPU device interface: what the runtime needs from an accelerator.
-// Backends: `sim` (the in-process simulator, bpu_sim) and, on boards, a
-// kernel driver. The runtime never touches registers or kernels directly.
+// The runtime never touches registers or kernels directly. The one
+// implementation is the function-call scheduler (scheduler.h, src/core/),
+// which drives a backend (backend.h: `sim` runs the fcs on bpu_sim, `null`
+// only takes their estimated board time; a board's kernel driver would be
+// a third) through a narrow interface.
 //
 // Model: a device has N cores. The runtime loads each BPU program once
 // (load_program validates it) and submits jobs: one run of a program with its
@@ -49,9 +52,12 @@ const char* status_name(Status s);
 inline constexpr int kPreemptPriority = 255;
 
 struct DeviceInfo {
-  std::string backend;  // "sim"
+  std::string backend;  // registry name: "sim", "null"
   const isa::MarchInfo* march = nullptr;
   int cores = 1;
+  // false for a timing-only backend: fcs take their estimated board time but
+  // compute nothing (BPU outputs keep whatever the buffers held).
+  bool computes = true;
   // Largest buffer alloc() may return (the simulator: the host's physical
   // memory or the process's cgroup limit); larger requests are kOutOfMemory.
   uint64_t max_alloc = UINT64_MAX;
@@ -126,53 +132,6 @@ struct Job {
 
 using JobId = uint64_t;
 
-// ---- Test and tooling hooks ------------------------------------------------
-
-// What the device reports to a trace hook. The hook runs with the
-// scheduler's lock held (keep it short; never call the device from it), so
-// events arrive in the order the scheduler records them (an fc when it
-// ends); timestamps are steady-clock ns taken under that lock.
-struct TraceEvent {
-  enum class Kind { kSubmit, kFc, kDone };
-  Kind kind = Kind::kSubmit;
-  JobId job = 0;
-  int core = -1;       // kSubmit: home core (-1 for a gang job); kFc/kDone: core that ran it
-  int cores = 1;       // 2 for a gang job (its fcs also hold the other core)
-  int priority = 0;
-  int64_t custom_id = 0;
-  size_t fc = 0;       // kFc: index of the fc; kDone: fcs run
-  size_t fc_count = 0;
-  uint64_t t0_ns = 0;  // kFc: start; kSubmit/kDone: the event time
-  uint64_t t1_ns = 0;  // kFc: end
-  Status status = Status::kOk;  // kFc: the fc's outcome; kDone: the job's
-};
-using TraceHook = std::function<void(const TraceEvent&)>;
-
-// Fault injection: consulted before every fc; kFail makes the fc fail at
-// once (kFault), kHang makes it never finish, so that the watchdog (the
-// job's fc timeout, else SimOptions::watchdog_us) or a cancel ends it.
-// Either way the job ends with an error and the core is reset.
-enum class Fault { kNone, kFail, kHang };
-struct FcInfo {
-  JobId job = 0;
-  const Program* program = nullptr;
-  size_t fc = 0;
-  int core = 0;
-  int priority = 0;
-};
-using FaultHook = std::function<Fault(const FcInfo&)>;
-
-struct DeviceStats {
-  uint64_t jobs_submitted = 0;
-  uint64_t jobs_completed = 0;  // every status, including cancelled
-  uint64_t jobs_failed = 0;     // kFault or kTimeout
-  uint64_t jobs_cancelled = 0;
-  uint64_t fcs_run = 0;
-  uint64_t preemptions = 0;
-  uint64_t core_resets = 0;
-  uint64_t steals = 0;  // jobs an idle core took from another core's queue
-};
-
 class Device {
  public:
   virtual ~Device() = default;
@@ -201,48 +160,7 @@ class Device {
 
   // Estimated microseconds of work queued on the least loaded eligible core.
   virtual double queued_us(uint32_t core_mask) const = 0;
-
-  // Hooks (set them before submitting jobs; a backend may ignore them).
-  virtual void set_trace_hook(TraceHook hook) { (void)hook; }
-  virtual void set_fault_hook(FaultHook hook) { (void)hook; }
-  virtual DeviceStats stats() const { return {}; }
-  // The scheduler's state in words (diagnostics of failing tests).
-  virtual std::string describe() const { return {}; }
-
-  // Deterministic mode (SimOptions::stepped): the cores run only when
-  // stepped. step() takes one scheduling decision on `core` and runs at most
-  // one fc on the calling thread, waiting up to timeout_ms for work. Returns
-  // true and describes the fc in *ran when one ran; false on timeout, when
-  // the core is waiting for a gang partner, or when not in stepped mode.
-  virtual bool step(int core, int timeout_ms, TraceEvent* ran) {
-    (void)core, (void)timeout_ms, (void)ran;
-    return false;
-  }
-  // Waits up to timeout_ms until at least `jobs` jobs are unfinished on the
-  // device (lets a stepping test know that asynchronous submissions arrived).
-  virtual bool wait_jobs(size_t jobs, int timeout_ms) {
-    (void)jobs, (void)timeout_ms;
-    return false;
-  }
 };
-
-struct SimOptions {
-  // false: run as fast as possible (default). true: each fc takes at least its
-  // estimated board time times pace_scale (paced mode, so that preemption
-  // behaves like a board; pace_scale > 1 slows the board down uniformly so
-  // that the host's own execution time stays below the paced time).
-  bool paced = false;
-  double pace_scale = 1.0;
-  // Deterministic mode: no core threads; fcs run only inside step().
-  bool stepped = false;
-  // How long a hung fc of a job without fc_timeout_us runs before the
-  // watchdog resets its core.
-  uint64_t watchdog_us = 2'000'000;
-};
-
-// The in-process simulator backend for a march (one worker thread per core,
-// started with the first job).
-std::unique_ptr<Device> create_sim_device(const isa::MarchInfo& march, const SimOptions& options);
 
 }  // namespace openbpu::drv
 

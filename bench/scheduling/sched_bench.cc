@@ -35,7 +35,7 @@ double process_cpu_us() {
 // Sums the time fcs spend on the simulated cores (what the "kernel" costs).
 struct KernelClock {
   std::atomic<uint64_t> ns{0}, fcs{0};
-  void install(drv::Device* dev) {
+  void install(drv::Scheduler* dev) {
     dev->set_trace_hook([this](const drv::TraceEvent& e) {
       if (e.kind != drv::TraceEvent::Kind::kFc) return;
       ns.fetch_add(e.t1_ns - e.t0_ns, std::memory_order_relaxed);
@@ -131,7 +131,8 @@ BENCHMARK(BM_ThreadHandoffBaseline)->UseRealTime()->MinTime(1.0);
 
 // The device interface alone: submit a one-fc job, wait for its callback.
 void BM_DeviceSubmitToDone(benchmark::State& state) {
-  auto dev = drv::create_sim_device(isa::march_info(isa::March::kBernoulli2), drv::SimOptions{});
+  std::string err;
+  auto dev = drv::create_device(isa::march_info(isa::March::kBernoulli2), drv::DeviceOptions{}, &err);
   KernelClock kernel;
   kernel.install(dev.get());
   ChainProgram p(dev.get(), 1, 100);
@@ -177,9 +178,10 @@ void percentiles(benchmark::State& state, std::vector<double> v, const char* uni
 // Reported: submit-to-done latency of the preemptive job minus its own 50 us
 // (the wait for the low job's fc in flight, at most 1 ms, plus overhead).
 void BM_PreemptionLatency_PacedDevice(benchmark::State& state) {
-  drv::SimOptions o;
-  o.paced = true;
-  auto dev = drv::create_sim_device(isa::march_info(isa::March::kBernoulli2), o);
+  drv::DeviceOptions o;
+  o.scheduler.paced = true;
+  std::string err;
+  auto dev = drv::create_device(isa::march_info(isa::March::kBernoulli2), o, &err);
   constexpr uint64_t kLowFcNs = 1'000'000, kHighNs = 50'000;
   ChainProgram low(dev.get(), 16, kLowFcNs), high(dev.get(), 1, kHighNs);
   std::mutex mu;

@@ -18,6 +18,9 @@ int32_t alloc(hbSysMem* mem, uint32_t size, bool cached) {
   if (mem == nullptr || size == 0) return fail(HB_SYS_INVALID_ARGUMENT, "hbSysAllocMem: NULL mem or size 0");
   openbpu::drv::DmaBuffer b;
   const openbpu::rt::Status st = openbpu::rt::memory::allocate(size, cached, &b);
+  // No device: the environment selects an unusable one (the log says which
+  // variable and what it accepts).
+  if (st.code() == openbpu::rt::kInvalidArgument) return fail(HB_SYS_INVALID_ARGUMENT, "hbSysAllocMem: " + st.message());
   if (!st.ok()) return fail(HB_SYS_OUT_OF_MEMORY, "hbSysAllocMem: " + st.message());
   mem->phyAddr = b.phy;
   mem->virAddr = b.vir;

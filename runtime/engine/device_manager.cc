@@ -15,7 +15,7 @@ namespace openbpu::rt {
 namespace {
 
 std::mutex g_mu;
-std::unique_ptr<drv::Device> g_device;  // never destroyed before exit handlers run
+std::unique_ptr<drv::Scheduler> g_device;  // never destroyed before exit handlers run
 
 // HB_DNN_SIM_PLATFORM accepts the vendor names (BERNOULLI2, BAYES, BAYES-E ...)
 // and our march names, case-insensitively.
@@ -39,14 +39,20 @@ const isa::MarchInfo* env_platform(bool* set, std::string* raw) {
 }
 
 bool g_have_options = false;
-drv::SimOptions g_options;  // set_sim_options, else from the environment
+drv::SchedulerOptions g_options;  // set_scheduler_options, else from the environment
 
+// OPENBPU_DEVICE_BACKEND: a name of drv::backends() (default sim).
 // OPENBPU_SIM_PACED: unset/0 = as fast as possible; 1 (or true) = each fc
 // takes its estimated board time; N > 1 = N times the board time.
 // OPENBPU_SIM_WATCHDOG_MS: how long a hung fc runs before its core is reset.
-drv::SimOptions sim_options() {
-  if (g_have_options) return g_options;
-  drv::SimOptions o;
+drv::DeviceOptions device_options() {
+  drv::DeviceOptions d;
+  if (const char* b = std::getenv("OPENBPU_DEVICE_BACKEND"); b != nullptr && *b != '\0') d.backend = b;
+  if (g_have_options) {
+    d.scheduler = g_options;
+    return d;
+  }
+  drv::SchedulerOptions& o = d.scheduler;
   if (const char* p = std::getenv("OPENBPU_SIM_PACED"); p != nullptr && *p != '\0') {
     const std::string v = p;
     char* end = nullptr;
@@ -68,12 +74,23 @@ drv::SimOptions sim_options() {
     else
       OBPU_LOGW("ignoring OPENBPU_SIM_WATCHDOG_MS=%s", w);
   }
-  return o;
+  return d;
+}
+
+Status create(const isa::MarchInfo& march, std::unique_ptr<drv::Scheduler>* out) {
+  const drv::DeviceOptions options = device_options();
+  std::string err;
+  *out = drv::create_device(march, options, &err);
+  if (!*out) return error(kInvalidArgument, "OPENBPU_DEVICE_BACKEND='" + options.backend + "': " + err);
+  return Status::Ok();
 }
 
 Status create_locked(const isa::MarchInfo& march) {
-  g_device = drv::create_sim_device(march, sim_options());
-  OBPU_LOGI("simulated BPU platform %s, %d core(s)", march.hw_name, march.cores);
+  OBPU_RETURN_IF_ERROR(create(march, &g_device));
+  const drv::DeviceInfo& info = g_device->info();
+  OBPU_LOGI("BPU device: backend %s, platform %s, %d core(s)", info.backend.c_str(), march.hw_name, march.cores);
+  if (!info.computes)
+    OBPU_LOGW("BPU device backend '%s' is timing only: BPU outputs are not computed", info.backend.c_str());
   return Status::Ok();
 }
 
@@ -105,20 +122,20 @@ drv::Device* memory_device() {
     bool set = false;
     std::string raw;
     const isa::MarchInfo* env = env_platform(&set, &raw);
-    // Memory is platform-independent on the simulator; a device created here
-    // only fixes the platform when HB_DNN_SIM_PLATFORM says so.
+    // Memory is platform-independent on the in-process backends; a device
+    // created here only fixes the platform when HB_DNN_SIM_PLATFORM says so.
     if (env != nullptr) {
-      create_locked(*env);
+      if (!create_locked(*env).ok()) return nullptr;
     } else {
-      static std::unique_ptr<drv::Device> host_memory =
-          drv::create_sim_device(isa::march_info(isa::March::kBernoulli2), drv::SimOptions{});
+      static std::unique_ptr<drv::Scheduler> host_memory;
+      if (!host_memory && !create(isa::march_info(isa::March::kBernoulli2), &host_memory).ok()) return nullptr;
       return host_memory.get();
     }
   }
   return g_device.get();
 }
 
-bool set_sim_options(const drv::SimOptions& options) {
+bool set_scheduler_options(const drv::SchedulerOptions& options) {
   std::lock_guard<std::mutex> lk(g_mu);
   if (g_device) return false;
   g_options = options;
@@ -126,7 +143,7 @@ bool set_sim_options(const drv::SimOptions& options) {
   return true;
 }
 
-drv::Device* current_device() {
+drv::Scheduler* current_device() {
   std::lock_guard<std::mutex> lk(g_mu);
   return g_device.get();
 }

@@ -40,6 +40,9 @@ const Alloc* find_containing(const void* p, uint64_t size) {
 Status allocate(uint64_t size, bool cached, drv::DmaBuffer* out) {
   if (size == 0) return Status(kInvalidArgument, "cannot allocate 0 bytes");
   drv::Device* dev = memory_device();
+  // No device: the environment selects an unusable one (logged by the device
+  // manager, naming the variable and what it accepts).
+  if (dev == nullptr) return Status(kInvalidArgument, "no BPU device (see the error above)");
   drv::DmaBuffer b;
   if (dev->alloc(size, cached, &b) != drv::Status::kOk)
     return Status(kOutOfMemory, "cannot allocate " + std::to_string(size) + " bytes of device memory");

@@ -93,6 +93,7 @@ int32_t alloc(hbUCPSysMem* mem, uint64_t size, int32_t device_id, bool cached, c
                                              " does not exist (one BPU device, 0)");
   drv::DmaBuffer b;
   const rt::Status st = rt::memory::allocate(size, cached, &b);
+  if (st.code() == rt::kInvalidArgument) return fail(HB_UCP_INVALID_ARGUMENT, std::string(fn) + ": " + st.message());
   if (!st.ok()) return fail(HB_UCP_MEM_ALLOC_FAIL, std::string(fn) + ": " + st.message());
   mem->phyAddr = b.phy;
   mem->virAddr = b.vir;

@@ -73,12 +73,12 @@ TEST(SchedCores, SingleCoreMarchRejectsCore1) {
 }
 
 // Tasks on "any" from several threads spread over both cores (the exact
-// least-loaded choice is checked on the device in sim_device_test).
+// least-loaded choice is checked on the device in device_test.cc).
 TEST(SchedCores, AnyCoreTasksUseBothCores) {
-  drv::SimOptions o;
+  drv::SchedulerOptions o;
   o.paced = true;  // board time: queue lengths follow the estimates
   o.pace_scale = 20;
-  ASSERT_TRUE(rt::set_sim_options(o));
+  ASSERT_TRUE(rt::set_scheduler_options(o));
   testing::Nv12Classifier c;
   const Loaded l = load_model(c.build(), "nv12_classifier");
   ASSERT_EQ(l.rc, 0);

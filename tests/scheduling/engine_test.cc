@@ -21,9 +21,9 @@ using drv::TraceEvent;
 
 // The process's simulator runs only when a test steps it.
 void stepped_platform() {
-  drv::SimOptions o;
+  drv::SchedulerOptions o;
   o.stepped = true;
-  EXPECT_TRUE(rt::set_sim_options(o));
+  EXPECT_TRUE(rt::set_scheduler_options(o));
 }
 
 testing::Nv12Classifier split_classifier() {
@@ -48,7 +48,7 @@ TEST(SchedEngine, MaxTaskNumQueueOrderAndPreemptiveBypass) {
   testing::TinyCnn tiny;
   const Loaded l = load_model(tiny.build(), "tiny_cnn");
   ASSERT_EQ(l.rc, 0);
-  drv::Device* dev = rt::current_device();
+  drv::Scheduler* dev = rt::current_device();
   TraceLog trace;
   trace.install(dev);
   struct Sub {
@@ -82,7 +82,7 @@ TEST(SchedEngine, WaitTimeoutDoesNotCancelAndZeroWaitsForever) {
   testing::TinyCnn tiny;
   const Loaded l = load_model(tiny.build(), "tiny_cnn");
   ASSERT_EQ(l.rc, 0);
-  drv::Device* dev = rt::current_device();
+  drv::Scheduler* dev = rt::current_device();
   Io io(l.handle);
   io.fill_inputs(1);
   hbDNNTaskHandle_t t = nullptr;
@@ -112,7 +112,7 @@ TEST(SchedEngine, ReleaseOfARunningTaskCancelsItAtTheFcBoundary) {
   const auto c = split_classifier();
   const Loaded l = load_model(c.build(), "split_classifier");
   ASSERT_EQ(l.rc, 0);
-  drv::Device* dev = rt::current_device();
+  drv::Scheduler* dev = rt::current_device();
   Io io(l.handle);
   io.fill_inputs(1);
   hbDNNTaskHandle_t t = nullptr;
@@ -194,7 +194,7 @@ TEST(SchedEngine, ChainedTasksTakeTheirPriority) {
   const Loaded b = load_model(c.build(), "split_classifier");
   ASSERT_EQ(a.rc, 0);
   ASSERT_EQ(b.rc, 0);
-  drv::Device* dev = rt::current_device();
+  drv::Scheduler* dev = rt::current_device();
   Io ra(a.handle), rb(b.handle);
   ra.fill_inputs(1);
   rb.fill_inputs(2);
@@ -259,10 +259,10 @@ double process_cpu_ms() {
 // Waiting for paced (slow) tasks costs no CPU: every thread of the library
 // sleeps on a condition variable or a timer.
 TEST(SchedEngine, NoBusyWaiting) {
-  drv::SimOptions o;
+  drv::SchedulerOptions o;
   o.paced = true;
   o.pace_scale = 20000;  // tiny_cnn's few-us board estimate becomes tens of ms
-  ASSERT_TRUE(rt::set_sim_options(o));
+  ASSERT_TRUE(rt::set_scheduler_options(o));
   testing::TinyCnn tiny;
   const Loaded l = load_model(tiny.build(), "tiny_cnn");
   ASSERT_EQ(l.rc, 0);

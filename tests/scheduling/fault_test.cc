@@ -27,7 +27,7 @@ testing::Nv12Classifier split_classifier() {
 // Injects `fault` once, at function call `fc` of the next job that reaches it.
 class OneShot {
  public:
-  OneShot(drv::Device* dev, drv::Fault fault, size_t fc) : fault_(fault), fc_(fc) {
+  OneShot(drv::Scheduler* dev, drv::Fault fault, size_t fc) : fault_(fault), fc_(fc) {
     dev->set_fault_hook([this](const drv::FcInfo& f) {
       if (f.fc != fc_ || !armed_.exchange(false)) return drv::Fault::kNone;
       fired_++;
@@ -87,7 +87,7 @@ struct Fixture {
 
 TEST(SchedFault, FailingFcFailsTaskAndLaterTasksSucceed) {
   Fixture fx;
-  drv::Device* dev = rt::current_device();
+  drv::Scheduler* dev = rt::current_device();
   OneShot shot(dev, drv::Fault::kFail, 3);
   for (int round = 0; round < 3; ++round) {
     Io io(fx.cls.handle);
@@ -102,9 +102,9 @@ TEST(SchedFault, FailingFcFailsTaskAndLaterTasksSucceed) {
 }
 
 TEST(SchedFault, HangingFcIsCaughtByTheWatchdog) {
-  drv::SimOptions o;
+  drv::SchedulerOptions o;
   o.watchdog_us = 100'000;
-  ASSERT_TRUE(rt::set_sim_options(o));
+  ASSERT_TRUE(rt::set_scheduler_options(o));
   Fixture fx;
   OneShot shot(rt::current_device(), drv::Fault::kHang, 2);
   Io io(fx.cls.handle);
@@ -136,9 +136,9 @@ TEST(SchedFault, FcTimeoutFromEnvironment) {
 }
 
 TEST(SchedFault, ReleasingATaskWithAHungFcReturnsAtOnce) {
-  drv::SimOptions o;
+  drv::SchedulerOptions o;
   o.watchdog_us = 30'000'000;
-  ASSERT_TRUE(rt::set_sim_options(o));
+  ASSERT_TRUE(rt::set_scheduler_options(o));
   Fixture fx;
   OneShot shot(rt::current_device(), drv::Fault::kHang, 1);
   Io io(fx.cls.handle);
@@ -182,9 +182,9 @@ TEST(SchedFault, FaultInAChainedTaskFailsTheWholeTask) {
 // ends, successful ones are correct, each injected fault fails exactly one
 // task.
 TEST(SchedFault, FaultsUnderLoad) {
-  drv::SimOptions o;
+  drv::SchedulerOptions o;
   o.watchdog_us = 20'000;
-  ASSERT_TRUE(rt::set_sim_options(o));
+  ASSERT_TRUE(rt::set_scheduler_options(o));
   Fixture fx;
   std::atomic<int> injected{0};
   rt::current_device()->set_fault_hook([&](const drv::FcInfo& f) {

@@ -37,7 +37,7 @@ testing::Nv12Classifier split_classifier() {
 }
 
 // Reference output of a model for given inputs (run alone).
-std::vector<uint8_t> reference(hbDNNHandle_t h, uint32_t seed, drv::Device* stepped = nullptr) {
+std::vector<uint8_t> reference(hbDNNHandle_t h, uint32_t seed, drv::Scheduler* stepped = nullptr) {
   Io io(h);
   io.fill_inputs(seed);
   hbDNNTaskHandle_t t = nullptr;
@@ -48,16 +48,16 @@ std::vector<uint8_t> reference(hbDNNHandle_t h, uint32_t seed, drv::Device* step
 }
 
 TEST(SchedPreempt, SteppedSingleCoreExactOrder) {
-  drv::SimOptions o;
+  drv::SchedulerOptions o;
   o.stepped = true;
-  ASSERT_TRUE(rt::set_sim_options(o));
+  ASSERT_TRUE(rt::set_scheduler_options(o));
   const auto low_model = split_classifier();
   testing::TinyCnn tiny;
   const Loaded low = load_model(low_model.build(), "split_classifier");
   const Loaded small = load_model(tiny.build(), "tiny_cnn");
   ASSERT_EQ(low.rc, 0);
   ASSERT_EQ(small.rc, 0);
-  drv::Device* dev = rt::current_device();
+  drv::Scheduler* dev = rt::current_device();
   const std::vector<uint8_t> low_ref = reference(low.handle, 1, dev);
   const std::vector<uint8_t> small_ref = reference(small.handle, 2, dev);
 
@@ -124,17 +124,17 @@ TEST(SchedPreempt, SteppedSingleCoreExactOrder) {
 // from the trace); its latency is within one low fc + its own time
 // (measured, generous margin); all outputs are bit-identical to a lone run.
 void run_paced_preemption(const std::vector<int32_t>& low_cores, int32_t urgent_core) {
-  drv::SimOptions o;
+  drv::SchedulerOptions o;
   o.paced = true;
   o.pace_scale = 200;  // board time x200: paced time, not host speed, sets most fc lengths
-  ASSERT_TRUE(rt::set_sim_options(o));
+  ASSERT_TRUE(rt::set_scheduler_options(o));
   const auto low_model = long_model();
   testing::TinyCnn tiny;
   const Loaded low = load_model(low_model.build(), "long_mobilenet");
   const Loaded small = load_model(tiny.build(), "tiny_cnn");
   ASSERT_EQ(low.rc, 0);
   ASSERT_EQ(small.rc, 0);
-  drv::Device* dev = rt::current_device();
+  drv::Scheduler* dev = rt::current_device();
   const std::vector<uint8_t> low_ref = reference(low.handle, 1);
   const std::vector<uint8_t> small_ref = reference(small.handle, 2);
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "bpu_driver/device.h"
+#include "bpu_driver/scheduler.h"
 #include "bpu_sim/isa/codec.h"
 #include "bpu_sim/isa/program_builder.h"
 #include "dnn/hb_dnn.h"
@@ -156,7 +156,7 @@ inline int32_t run_sync(hbDNNHandle_t h, Io& io, hbDNNInferCtrlParam p) {
 
 // Deterministic mode: steps core `core` until the task is done; returns the
 // task's status.
-inline int32_t step_until_done(drv::Device* dev, hbDNNTaskHandle_t task, int core = 0) {
+inline int32_t step_until_done(drv::Scheduler* dev, hbDNNTaskHandle_t task, int core = 0) {
   for (int i = 0; i < 100000; ++i) {
     const int32_t rc = hbDNNWaitTaskDone(task, 1);
     if (rc != HB_DNN_TIMEOUT) return rc;
@@ -169,7 +169,7 @@ inline int32_t step_until_done(drv::Device* dev, hbDNNTaskHandle_t task, int cor
 // Records the device's trace events (thread-safe).
 class TraceLog {
  public:
-  void install(drv::Device* dev) {
+  void install(drv::Scheduler* dev) {
     dev->set_trace_hook([this](const drv::TraceEvent& e) {
       std::lock_guard<std::mutex> lk(mu_);
       events_.push_back(e);

@@ -1,32 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
-// The simulator backend: the fc scheduler of device.h over simulated cores.
-// All scheduling state (ready queues, what each core holds, job states) lives
-// under one mutex; one worker thread per core (none in stepped mode) takes a
-// scheduling decision at every fc boundary and runs the fc on the host
-// through bpu_sim's kernels with the lock released. Nothing polls: an idle
-// core sleeps on its condition variable until a submission, a cancellation or
-// its gang partner wakes it.
+// The fc scheduler of scheduler.h. All scheduling state (ready queues, what
+// each core holds, job states) lives under one mutex; one worker thread per
+// core (none in stepped mode) takes a scheduling decision at every fc
+// boundary and runs the fc through the backend with the lock released.
+// Nothing polls: an idle core sleeps on its condition variable until a
+// submission, a cancellation or its gang partner wakes it.
+#include "bpu_driver/scheduler.h"
+
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
-
-#include <unistd.h>
+#include <vector>
 
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
-
-#include "bpu_driver/device.h"
-#include "bpu_sim/executor.h"
-#include "bpu_sim/isa/codec.h"
-#include "bpu_sim/validate.h"
 
 namespace openbpu::drv {
 
@@ -43,19 +34,14 @@ std::chrono::steady_clock::time_point to_time_point(uint64_t ns) {
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::nanoseconds(ns)));
 }
 
-class SimProgram final : public Program {
+// A loaded program: the backend's form and the fc list the scheduler runs.
+class SchedProgram final : public Program {
  public:
-  ~SimProgram() override {
-    if (pinned != nullptr) sim::unpin_constants(pinned);
-  }
-  std::vector<isa::Instruction> instructions;
+  std::unique_ptr<BackendProgram> impl;
   std::vector<FunctionCall> fcs;
-  // The constant blob, pinned for the packed-weight cache while the program
-  // lives (the loader keeps it mapped and unchanged).
-  const uint8_t* pinned = nullptr;
   size_t fc_count() const override { return fcs.size(); }
   uint64_t fc_cycles(size_t fc) const override { return fc < fcs.size() ? fcs[fc].est_cycles : 0; }
-  size_t instruction_count() const override { return instructions.size(); }
+  size_t instruction_count() const override { return impl->instruction_count(); }
 };
 
 // One submitted job. Guarded by the device mutex, except `job` and `program`
@@ -64,7 +50,7 @@ class SimProgram final : public Program {
 struct JobState {
   JobId id = 0;
   Job job;
-  const SimProgram* program = nullptr;
+  const SchedProgram* program = nullptr;
   bool gang = false;        // occupies both cores for every fc
   int home = -1;            // core whose ready queue holds it (single-core jobs)
   size_t next_fc = 0;
@@ -78,21 +64,6 @@ struct JobState {
 };
 using JobPtr = std::shared_ptr<JobState>;
 
-// Memory the simulated device may hand out in one buffer: the host's physical
-// memory, or the process's cgroup (v2) limit when lower. Buffers are touched
-// at allocation (zero-filled), so a model declaring more must get an error,
-// not the OOM killer.
-uint64_t host_memory_bytes() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  uint64_t bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX;
-  if (FILE* f = std::fopen("/sys/fs/cgroup/memory.max", "r")) {
-    unsigned long long limit = 0;  // "max" (no limit) does not parse
-    if (std::fscanf(f, "%llu", &limit) == 1 && limit > 0 && limit < bytes) bytes = limit;
-    std::fclose(f);
-  }
-  return bytes;
-}
-
 // Cycle sums saturate: estimates come from model files.
 uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 uint64_t sat_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
@@ -104,22 +75,24 @@ bool before(const JobState& a, const JobState& b) {
   return a.id < b.id;
 }
 
-class SimDevice final : public Device {
+}  // namespace
+
+class Scheduler::Impl {
  public:
-  SimDevice(const isa::MarchInfo& march, const SimOptions& options) : options_(options) {
-    info_.backend = "sim";
-    info_.march = &march;
-    info_.cores = march.cores;
-    info_.max_alloc = host_memory_bytes();
-    kernels_ = &sim::best_kernels();
-    for (int c = 0; c < march.cores; ++c) {
+  Impl(std::unique_ptr<Backend> backend, const SchedulerOptions& options)
+      : backend_(std::move(backend)), options_(options) {
+    const DeviceInfo& info = backend_->info();
+    for (int c = 0; c < info.cores; ++c) {
       cores_.push_back(std::make_unique<Core>());
       cores_.back()->index = c;
     }
     if (!(options_.pace_scale > 0.0)) options_.pace_scale = 1.0;
+    // A timing-only backend executes nothing: its fcs last their board time.
+    if (!info.computes) options_.paced = true;
+    ns_per_cycle_ = 1000.0 / info.march->clock_mhz * options_.pace_scale;
   }
 
-  ~SimDevice() override {
+  ~Impl() {
     {
       std::lock_guard<std::mutex> lk(mu_);
       stop_ = true;
@@ -137,76 +110,37 @@ class SimDevice final : public Device {
     for (auto& js : left) complete(js, Status::kCancelled, "device shut down");
   }
 
-  const DeviceInfo& info() const override { return info_; }
-
-  Status alloc(uint64_t size, bool cached, DmaBuffer* out) override {
-    if (size == 0) return Status::kInvalidArgument;
-    const uint64_t rounded = (size + 4095) / 4096 * 4096;
-    void* p = nullptr;
-    if (rounded < size || rounded > info_.max_alloc || ::posix_memalign(&p, 4096, rounded) != 0 ||
-        p == nullptr)
-      return Status::kOutOfMemory;
-    std::memset(p, 0, rounded);
-    out->vir = static_cast<uint8_t*>(p);
-    out->phy = reinterpret_cast<uintptr_t>(p);  // linear with vir, unique
-    out->size = size;
-    out->cached = cached;
-    return Status::kOk;
-  }
-
-  void free(const DmaBuffer& buffer) override { std::free(buffer.vir); }
-
-  Status flush(const DmaBuffer& buffer, bool clean) override {
-    (void)clean;
-    if (buffer.vir == nullptr) return Status::kInvalidArgument;
-    // Host memory is coherent; a fence orders the CPU's writes before the
-    // simulated device reads them.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    return Status::kOk;
-  }
+  Backend& backend() { return *backend_; }
 
   Status load_program(const uint8_t* code, uint64_t code_size, const std::vector<FunctionCall>& fcs,
-                      const ProgramLayout& layout, std::unique_ptr<Program>* out,
-                      std::string* error) override {
-    auto prog = std::make_unique<SimProgram>();
-    if (!isa::decode_program(code, code_size, &prog->instructions, error))
-      return Status::kInvalidProgram;
-    if (prog->instructions.empty()) {
+                      const ProgramLayout& layout, std::unique_ptr<Program>* out, std::string* error) {
+    auto prog = std::make_unique<SchedProgram>();
+    const Status st = backend_->load_program(code, code_size, layout, &prog->impl, error);
+    if (st != Status::kOk) return st;
+    const size_t instructions = prog->impl->instruction_count();
+    if (instructions == 0) {
       *error = "program has no instruction";
       return Status::kInvalidProgram;
     }
-    sim::RegionLayout regions;
-    regions.inputs = layout.input_sizes;
-    regions.outputs = layout.output_sizes;
-    regions.constants = layout.constants;
-    regions.constants_size = layout.constants_size;
-    regions.scratch_size = layout.scratch_size;
-    regions.march = info_.march;
-    if (!sim::validate_program(prog->instructions, regions, error)) return Status::kInvalidProgram;
     uint64_t next = 0;
     for (size_t i = 0; i < fcs.size(); ++i) {
-      if (fcs[i].first != next || fcs[i].count == 0 ||
-          fcs[i].count > prog->instructions.size() - next) {
+      if (fcs[i].first != next || fcs[i].count == 0 || fcs[i].count > instructions - next) {
         *error = "function call " + std::to_string(i) + " does not continue the program in order";
         return Status::kInvalidProgram;
       }
       next += fcs[i].count;
     }
-    if (next != prog->instructions.size()) {
-      *error = "function calls cover " + std::to_string(next) + " of " +
-               std::to_string(prog->instructions.size()) + " instructions";
+    if (next != instructions) {
+      *error = "function calls cover " + std::to_string(next) + " of " + std::to_string(instructions) +
+               " instructions";
       return Status::kInvalidProgram;
     }
     prog->fcs = fcs;
-    if (layout.constants != nullptr && layout.constants_size > 0) {
-      sim::pin_constants(layout.constants, layout.constants_size);
-      prog->pinned = layout.constants;
-    }
     *out = std::move(prog);
     return Status::kOk;
   }
 
-  JobId submit(Job job) override {
+  JobId submit(Job job) {
     if (job.program == nullptr || job.priority < 0 || job.priority > kPreemptPriority) return 0;
     const uint32_t all = (1u << cores_.size()) - 1u;
     if ((job.core_mask & ~all) != 0) return 0;
@@ -215,7 +149,7 @@ class SimDevice final : public Device {
     // A gang job needs exactly two cores and may not be pinned to one of them.
     if (gang && (cores_.size() != 2 || (job.core_mask != 0 && job.core_mask != all))) return 0;
     auto js = std::make_shared<JobState>();
-    js->program = static_cast<const SimProgram*>(job.program);
+    js->program = static_cast<const SchedProgram*>(job.program);
     if (js->program->fcs.empty()) return 0;
     for (const auto& fc : js->program->fcs)
       js->remaining_cycles = sat_add(js->remaining_cycles, fc.est_cycles);
@@ -258,7 +192,7 @@ class SimDevice final : public Device {
     return js->id;
   }
 
-  bool cancel(JobId id) override {
+  bool cancel(JobId id) {
     JobPtr js;
     {
       std::lock_guard<std::mutex> lk(mu_);
@@ -278,33 +212,33 @@ class SimDevice final : public Device {
     return true;
   }
 
-  double queued_us(uint32_t core_mask) const override {
+  double queued_us(uint32_t core_mask) const {
     std::lock_guard<std::mutex> lk(mu_);
     double best = -1.0;
     for (const auto& core : cores_) {
       if (core_mask != 0 && !(core_mask & (1u << core->index))) continue;
-      const double us = static_cast<double>(core->queued_cycles) / info_.march->clock_mhz;
+      const double us = static_cast<double>(core->queued_cycles) / backend_->info().march->clock_mhz;
       if (best < 0 || us < best) best = us;
     }
     return best < 0 ? 0.0 : std::min(best, 2147483647.0);  // callers convert to int32
   }
 
-  void set_trace_hook(TraceHook hook) override {
+  void set_trace_hook(TraceHook hook) {
     std::lock_guard<std::mutex> lk(mu_);
     trace_ = hook ? std::make_shared<const TraceHook>(std::move(hook)) : nullptr;
   }
 
-  void set_fault_hook(FaultHook hook) override {
+  void set_fault_hook(FaultHook hook) {
     std::lock_guard<std::mutex> lk(mu_);
     fault_ = hook ? std::make_shared<const FaultHook>(std::move(hook)) : nullptr;
   }
 
-  DeviceStats stats() const override {
+  DeviceStats stats() const {
     std::lock_guard<std::mutex> lk(mu_);
     return stats_;
   }
 
-  std::string describe() const override {
+  std::string describe() const {
     std::lock_guard<std::mutex> lk(mu_);
     auto job = [](const JobState& j) {
       return "#" + std::to_string(j.id) + "(p" + std::to_string(j.job.priority) + (j.gang ? " gang" : "") +
@@ -320,7 +254,7 @@ class SimDevice final : public Device {
     return s;
   }
 
-  bool step(int core_index, int timeout_ms, TraceEvent* ran) override {
+  bool step(int core_index, int timeout_ms, TraceEvent* ran) {
     if (!options_.stepped || core_index < 0 || core_index >= static_cast<int>(cores_.size()))
       return false;
     Core& core = *cores_[core_index];
@@ -340,7 +274,7 @@ class SimDevice final : public Device {
     }
   }
 
-  bool wait_jobs(size_t jobs, int timeout_ms) override {
+  bool wait_jobs(size_t jobs, int timeout_ms) {
     std::unique_lock<std::mutex> lk(mu_);
     return jobs_cv_.wait_for(lk, std::chrono::milliseconds(timeout_ms),
                              [&] { return jobs_.size() >= jobs; });
@@ -523,6 +457,14 @@ class SimDevice final : public Device {
     }
   }
 
+  // What ended an fc, before the scheduler turns it into a job status.
+  struct FcEnd {
+    Fault fault = Fault::kNone;
+    bool aborted = false;        // a hung fc stopped by cancel or shutdown
+    Status backend = Status::kOk;
+    std::string error;           // the backend's message
+  };
+
   // Runs the next fc of a.job on core c (lock held on entry and exit;
   // released while the fc executes).
   void execute(Core& c, const Action& a, std::unique_lock<std::mutex>& lk, TraceEvent* ran) {
@@ -535,66 +477,35 @@ class SimDevice final : public Device {
     const uint64_t t0 = now_ns();
     if (js->start_ns == 0) js->start_ns = t0;
     const std::shared_ptr<const FaultHook> fault_hook = fault_;
+    const uint64_t limit_us = js->job.fc_timeout_us != 0 ? js->job.fc_timeout_us : options_.watchdog_us;
     lk.unlock();
 
-    Fault fault = Fault::kNone;
-    if (fault_hook) fault = (*fault_hook)(FcInfo{js->id, js->program, fc, c.index, js->job.priority});
-    if (fault == Fault::kNone) run_fc(*js, fc, t0);
+    FcEnd end;
+    if (fault_hook) end.fault = (*fault_hook)(FcInfo{js->id, js->program, fc, c.index, js->job.priority});
+    if (end.fault == Fault::kNone) end.backend = run_fc(*js, c.index, fc, t0, t0 + limit_us * 1000, &end.error);
 
     lk.lock();
-    bool aborted = false;
-    if (fault == Fault::kHang) {
+    if (end.fault == Fault::kHang) {
       // The fc never signals completion: the watchdog (or a cancel) ends it.
-      const uint64_t limit_us = js->job.fc_timeout_us != 0 ? js->job.fc_timeout_us : options_.watchdog_us;
-      aborted = c.cv.wait_until(lk, to_time_point(t0 + limit_us * 1000),
-                                [&] { return js->cancel || stop_; });
+      end.aborted =
+          c.cv.wait_until(lk, to_time_point(t0 + limit_us * 1000), [&] { return js->cancel || stop_; });
     }
     const uint64_t t1 = now_ns();
-    js->running = false;
-    c.busy = false;
-    if (p != nullptr) {
-      p->busy = false;
-      p->cv.notify_all();
-    }
-    js->run_ns += t1 - t0;
-    js->last_core = c.index;
-    const uint64_t cyc = js->program->fcs[fc].est_cycles;
-    js->remaining_cycles = sat_sub(js->remaining_cycles, cyc);
-    c.queued_cycles = sat_sub(c.queued_cycles, cyc);
-    if (p != nullptr) p->queued_cycles = sat_sub(p->queued_cycles, cyc);
-    js->next_fc++;
-    ++stats_.fcs_run;
-
-    Status st = Status::kOk;
     std::string msg;
-    auto where = [&] {
-      return "function call " + std::to_string(fc) + " on BPU core " + std::to_string(c.index) +
-             (p != nullptr ? " (+ its gang partner)" : "");
-    };
-    if (fault == Fault::kFail) {
-      st = Status::kFault;
-      msg = where() + " failed; the core was reset";
-    } else if (fault == Fault::kHang && aborted) {
-      st = Status::kCancelled;
-      msg = where() + " hung and was stopped (" + (stop_ ? "device shut down" : "cancelled") +
-            "); the core was reset";
-    } else if (fault == Fault::kHang) {
-      st = Status::kTimeout;
-      msg = where() + " did not finish within " +
-            std::to_string(js->job.fc_timeout_us != 0 ? js->job.fc_timeout_us : options_.watchdog_us) +
-            " us (hung); the core was reset";
-    } else if (js->job.fc_timeout_us != 0 && (t1 - t0) / 1000 > js->job.fc_timeout_us) {
-      st = Status::kTimeout;
-      msg = where() + " took " + std::to_string((t1 - t0) / 1000) + " us, over its timeout of " +
-            std::to_string(js->job.fc_timeout_us) + " us; the core was reset";
-    } else if (js->cancel) {
-      st = Status::kCancelled;
-      msg = "cancelled";
-    }
-    // A core reset aborts only the failing job: the others' state is in their
-    // own memory, so queued and preempted jobs run later as if nothing happened.
-    if (st == Status::kFault || st == Status::kTimeout || fault == Fault::kHang)
+    const Status st = outcome(*js, end, t1 - t0, limit_us, &msg);
+    if (st == Status::kFault || st == Status::kTimeout || end.fault == Fault::kHang) {
+      // A core reset aborts only the failing job: the others' state is in
+      // their own memory, so queued and preempted jobs run later as if
+      // nothing happened. The cores stay busy while the backend resets them.
+      lk.unlock();
+      backend_->reset_core(c.index);
+      if (p != nullptr) backend_->reset_core(p->index);
+      lk.lock();
       stats_.core_resets += p != nullptr ? 2 : 1;
+      msg = "function call " + std::to_string(fc) + " on BPU core " + std::to_string(c.index) +
+            (p != nullptr ? " (+ its gang partner) " : " ") + msg + "; the core was reset";
+    }
+    finish_fc(c, p, js, fc, t0, t1);
 
     if (trace_ || ran != nullptr) {
       TraceEvent ev = event_locked(*js, TraceEvent::Kind::kFc);
@@ -615,6 +526,55 @@ class SimDevice final : public Device {
     }
   }
 
+  // The job status an fc ends with, and what to say about a failure.
+  Status outcome(const JobState& js, const FcEnd& end, uint64_t took_ns, uint64_t limit_us,
+                 std::string* msg) const {
+    if (end.fault == Fault::kFail) {
+      *msg = "failed (injected fault)";
+      return Status::kFault;
+    }
+    if (end.fault == Fault::kHang && end.aborted) {
+      *msg = std::string("hung and was stopped (") + (stop_ ? "device shut down" : "cancelled") + ")";
+      return Status::kCancelled;
+    }
+    if (end.fault == Fault::kHang) {
+      *msg = "did not finish within " + std::to_string(limit_us) + " us (hung)";
+      return Status::kTimeout;
+    }
+    if (end.backend != Status::kOk && end.backend != Status::kCancelled) {
+      *msg = std::string("failed (") + status_name(end.backend) + "): " + end.error;
+      return end.backend == Status::kTimeout ? Status::kTimeout : Status::kFault;
+    }
+    if (js.job.fc_timeout_us != 0 && took_ns / 1000 > js.job.fc_timeout_us) {
+      *msg = "took " + std::to_string(took_ns / 1000) + " us, over its timeout of " +
+             std::to_string(js.job.fc_timeout_us) + " us";
+      return Status::kTimeout;
+    }
+    if (js.cancel || end.backend == Status::kCancelled) {
+      *msg = "cancelled";
+      return Status::kCancelled;
+    }
+    return Status::kOk;
+  }
+
+  // Releases the cores of an ended fc and books its time (lock held).
+  void finish_fc(Core& c, Core* p, const JobPtr& js, size_t fc, uint64_t t0, uint64_t t1) {
+    js->running = false;
+    c.busy = false;
+    if (p != nullptr) {
+      p->busy = false;
+      p->cv.notify_all();
+    }
+    js->run_ns += t1 - t0;
+    js->last_core = c.index;
+    const uint64_t cyc = js->program->fcs[fc].est_cycles;
+    js->remaining_cycles = sat_sub(js->remaining_cycles, cyc);
+    c.queued_cycles = sat_sub(c.queued_cycles, cyc);
+    if (p != nullptr) p->queued_cycles = sat_sub(p->queued_cycles, cyc);
+    js->next_fc++;
+    ++stats_.fcs_run;
+  }
+
   void worker(Core& c) {
 #ifdef __linux__
     // Paced fcs end on a timer: keep its slack small (default 50 us).
@@ -633,26 +593,25 @@ class SimDevice final : public Device {
     }
   }
 
-  void run_fc(const JobState& js, size_t fc, uint64_t t0) {
-    const auto& call = js.program->fcs[fc];
-    sim::Memory mem;
-    const Bindings& b = js.job.bindings;
-    mem.inputs.reserve(b.inputs.size());
-    for (const auto& v : b.inputs) mem.inputs.push_back({v.vir, v.size});
-    mem.outputs.reserve(b.outputs.size());
-    for (const auto& v : b.outputs) mem.outputs.push_back({v.vir, v.size});
-    mem.constants = {b.constants.vir, b.constants.size};
-    mem.scratch = {b.scratch.vir, b.scratch.size};
-    sim::execute_range(js.program->instructions, call.first, call.count, mem, *kernels_);
-    if (options_.paced) {
+  // The fc on the backend, then (paced mode) the rest of its board time.
+  Status run_fc(const JobState& js, int core, size_t fc, uint64_t t0, uint64_t deadline_ns, std::string* error) {
+    FcRun run;
+    run.program = js.program->impl.get();
+    run.call = js.program->fcs[fc];
+    run.bindings = &js.job.bindings;
+    run.core = core;
+    run.gang = js.gang;
+    run.deadline_ns = deadline_ns;
+    const Status st = backend_->run_fc(run, error);
+    if (st == Status::kOk && options_.paced) {
       // A gang fc is split over both cores: half the single-core estimate.
-      double ns = static_cast<double>(call.est_cycles) * 1000.0 / info_.march->clock_mhz *
-                  options_.pace_scale;
+      double ns = static_cast<double>(run.call.est_cycles) * ns_per_cycle_;
       if (js.gang) ns /= 2.0;
       // At most an hour per fc (absurd estimates must not overflow the clock).
       ns = std::min(ns, 3600e9);
       std::this_thread::sleep_until(to_time_point(t0 + static_cast<uint64_t>(ns)));
     }
+    return st;
   }
 
   void complete(const JobPtr& js, Status st, const std::string& msg) {
@@ -667,9 +626,9 @@ class SimDevice final : public Device {
     if (js->job.on_done) js->job.on_done(r);
   }
 
-  DeviceInfo info_;
-  SimOptions options_;
-  const sim::KernelTable* kernels_;
+  std::unique_ptr<Backend> backend_;
+  SchedulerOptions options_;
+  double ns_per_cycle_ = 1.0;  // board ns per estimated cycle, times pace_scale
   std::vector<std::unique_ptr<Core>> cores_;
   std::once_flag started_;
 
@@ -683,10 +642,38 @@ class SimDevice final : public Device {
   std::shared_ptr<const FaultHook> fault_;
 };
 
-}  // namespace
+Scheduler::Scheduler(std::unique_ptr<Backend> backend, const SchedulerOptions& options)
+    : impl_(std::make_unique<Impl>(std::move(backend), options)) {}
+Scheduler::~Scheduler() = default;
 
-std::unique_ptr<Device> create_sim_device(const isa::MarchInfo& march, const SimOptions& options) {
-  return std::make_unique<SimDevice>(march, options);
+const DeviceInfo& Scheduler::info() const { return impl_->backend().info(); }
+Status Scheduler::alloc(uint64_t size, bool cached, DmaBuffer* out) { return impl_->backend().alloc(size, cached, out); }
+void Scheduler::free(const DmaBuffer& buffer) { impl_->backend().free(buffer); }
+Status Scheduler::flush(const DmaBuffer& buffer, bool clean) { return impl_->backend().flush(buffer, clean); }
+Status Scheduler::load_program(const uint8_t* code, uint64_t code_size, const std::vector<FunctionCall>& fcs,
+                               const ProgramLayout& layout, std::unique_ptr<Program>* out, std::string* error) {
+  return impl_->load_program(code, code_size, fcs, layout, out, error);
+}
+JobId Scheduler::submit(Job job) { return impl_->submit(std::move(job)); }
+bool Scheduler::cancel(JobId id) { return impl_->cancel(id); }
+double Scheduler::queued_us(uint32_t core_mask) const { return impl_->queued_us(core_mask); }
+void Scheduler::set_trace_hook(TraceHook hook) { impl_->set_trace_hook(std::move(hook)); }
+void Scheduler::set_fault_hook(FaultHook hook) { impl_->set_fault_hook(std::move(hook)); }
+DeviceStats Scheduler::stats() const { return impl_->stats(); }
+std::string Scheduler::describe() const { return impl_->describe(); }
+bool Scheduler::step(int core, int timeout_ms, TraceEvent* ran) { return impl_->step(core, timeout_ms, ran); }
+bool Scheduler::wait_jobs(size_t jobs, int timeout_ms) { return impl_->wait_jobs(jobs, timeout_ms); }
+
+std::unique_ptr<Scheduler> create_device(const isa::MarchInfo& march, const DeviceOptions& options,
+                                         std::string* error) {
+  const BackendEntry* entry = find_backend(options.backend);
+  if (entry == nullptr) {
+    *error = "unknown BPU device backend '" + options.backend + "' (accepted: " + backend_names() + ")";
+    return nullptr;
+  }
+  std::unique_ptr<Backend> backend = entry->create(march, options.backend_options, error);
+  if (!backend) return nullptr;
+  return std::make_unique<Scheduler>(std::move(backend), options.scheduler);
 }
 
 }  // namespace openbpu::drv
