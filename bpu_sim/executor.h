@@ -31,8 +31,8 @@ struct KernelTable {
 const KernelTable& reference_kernels();
 // The fastest bit-exact table for this CPU, chosen once at run time from the
 // compiled-in optimized tables (avx512vnni, avx2 | neondot, neon | portable;
-// docs/kernels.md). The environment variable OPENBPU_SIM_KERNELS forces one:
-// "reference", or the name of a supported optimized table.
+// docs/kernels.md). libdnn's OPENBPU_SIM_KERNELS (runtime/core/env.h) makes
+// its device use another one, by name.
 const KernelTable& best_kernels();
 // Every table usable on this CPU (the reference one last): what the
 // differential tests and the benchmarks iterate over.
@@ -41,7 +41,7 @@ std::vector<const KernelTable*> available_kernels();
 const KernelTable* find_kernels(const char* name);
 
 // Host threads the optimized kernels may use per executing thread to split
-// one large convolution (default 1; environment OPENBPU_SIM_THREADS).
+// one large convolution (default 1; libdnn sets it from OPENBPU_SIM_THREADS).
 int sim_threads();
 void set_sim_threads(int n);
 

@@ -31,6 +31,8 @@ file(GENERATE OUTPUT ${OPENBPU_MRI} CONTENT
 "CREATE ${OPENBPU_MERGED_A}
 ADDLIB $<TARGET_FILE:dnn_static>
 ADDLIB $<TARGET_FILE:dnn_core>
+ADDLIB $<TARGET_FILE:dnn_cpu_ops>
+ADDLIB $<TARGET_FILE:dnn_base>
 ADDLIB $<TARGET_FILE:bpu_driver>
 ADDLIB $<TARGET_FILE:bpu_sim>
 ADDLIB $<TARGET_FILE:bpu_isa>
@@ -42,7 +44,7 @@ add_custom_command(OUTPUT ${OPENBPU_MERGED_A}
   COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/merged
   COMMAND ${CMAKE_COMMAND} -E rm -f ${OPENBPU_MERGED_A}
   COMMAND ${CMAKE_AR} -M < ${OPENBPU_MRI}
-  DEPENDS dnn_static dnn_core bpu_driver bpu_sim bpu_isa bpu_model ${OPENBPU_MRI}
+  DEPENDS dnn_static dnn_core dnn_cpu_ops dnn_base bpu_driver bpu_sim bpu_isa bpu_model ${OPENBPU_MRI}
   COMMENT "Merging libdnn.a")
 add_custom_target(dnn_merged_static ALL DEPENDS ${OPENBPU_MERGED_A})
 install(FILES ${OPENBPU_MERGED_A} DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)

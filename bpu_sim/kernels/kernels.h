@@ -320,8 +320,8 @@ struct TableEntry {
 };
 size_t kernel_tables(TableEntry* out, size_t max);
 
-// Host threads per convolution (OPENBPU_SIM_THREADS, default 1; tests may
-// override it with set_conv_threads).
+// Host threads per convolution (default 1; set_conv_threads, which libdnn
+// calls for OPENBPU_SIM_THREADS).
 int conv_threads();
 void set_conv_threads(int n);
 

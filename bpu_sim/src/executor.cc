@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bpu_sim/executor.h"
 
-#include <cstdlib>
 #include <cstring>
 
 #include "bpu_sim/kernels/kernels.h"
@@ -40,15 +39,9 @@ const KernelTable* find_kernels(const char* name) {
 }
 
 const KernelTable& best_kernels() {
-  // The first supported optimized table, unless OPENBPU_SIM_KERNELS names
-  // another one ("reference" included).
-  static const KernelTable* best = [] {
-    const char* force = std::getenv("OPENBPU_SIM_KERNELS");
-    if (force != nullptr && *force != '\0') {
-      if (const KernelTable* t = find_kernels(force)) return t;
-    }
-    return available_kernels().front();
-  }();
+  // The first supported optimized table (libdnn's OPENBPU_SIM_KERNELS picks
+  // another one through find_kernels).
+  static const KernelTable* best = available_kernels().front();
   return *best;
 }
 

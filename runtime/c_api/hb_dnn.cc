@@ -13,6 +13,7 @@
 #include "openbpu/version.h"
 #include "runtime/c_api/api.h"
 #include "runtime/c_api/handles.h"
+#include "runtime/core/env.h"
 #include "runtime/core/log.h"
 #include "runtime/engine/engine.h"
 #include "runtime/profiler/profiler.h"
@@ -114,6 +115,8 @@ using namespace openbpu::rt::capi;  // NOLINT
 namespace {
 
 int32_t load(std::vector<std::unique_ptr<openbpu::rt::FileData>> files, hbPackedDNNHandle_t* out) {
+  // A malformed environment variable fails every load (the log names it).
+  if (const Status env = openbpu::rt::env_status(); !env.ok()) return env.code();
   openbpu::rt::profiler::start_from_env();
   std::unique_ptr<Pack> pack;
   const Status st = openbpu::rt::load_pack(std::move(files), &pack);

@@ -11,7 +11,7 @@
 #include "dnn/hb_dnn_status.h"
 #include "runtime/c_api/api.h"
 #include "runtime/c_api/handles.h"
-#include "runtime/engine/device_manager.h"
+#include "runtime/device/device_manager.h"
 #include "runtime/engine/engine.h"
 
 using openbpu::rt::Model;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "runtime/c_api/api.h"
-#include "runtime/engine/memory.h"
+#include "runtime/device/memory.h"
 
 namespace {
 

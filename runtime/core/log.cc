@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/core/log.h"
 
+#include "runtime/core/env.h"
+
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -15,16 +17,8 @@ namespace openbpu::log {
 
 namespace {
 
-int level_from_env() {
-  const char* v = std::getenv("HB_DNN_LOG_LEVEL");
-  if (v == nullptr || *v == '\0') return 3;
-  char* end = nullptr;
-  const long l = std::strtol(v, &end, 10);
-  return (end != v && l >= 0 && l <= 6) ? static_cast<int>(l) : 3;
-}
-
 std::atomic<int>& threshold() {
-  static std::atomic<int> t{level_from_env()};
+  static std::atomic<int> t{rt::env().log_level};  // HB_DNN_LOG_LEVEL
   return t;
 }
 

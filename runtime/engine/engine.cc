@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 
+#include "runtime/core/env.h"
 #include "runtime/core/log.h"
 #include "runtime/engine/layer_run.h"
 #include "runtime/engine/thread_pool.h"
@@ -22,18 +23,6 @@ uint64_t now_ns() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                    std::chrono::steady_clock::now().time_since_epoch())
                                    .count());
-}
-
-int env_int(const char* name, int def, int lo, int hi) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return def;
-  char* end = nullptr;
-  const long l = std::strtol(v, &end, 10);
-  if (end == v || l < lo || l > hi) {
-    OBPU_LOGW("ignoring %s=%s (expected %d..%d)", name, v, lo, hi);
-    return def;
-  }
-  return static_cast<int>(l);
 }
 
 // A staged copy between a user buffer and the model's layout.
@@ -232,9 +221,9 @@ class Engine {
 
  private:
   Engine()
-      : max_running_(env_int("HB_MAX_TASK_NUM", 8, 1, kMaxLiveTasks)),
-        fc_timeout_us_(static_cast<uint64_t>(env_int("OPENBPU_FC_TIMEOUT_MS", 0, 0, 3600 * 1000)) * 1000),
-        pool_(env_int("HB_MAX_THREAD_NUM", 4, 1, 64)) {}
+      : max_running_(env().max_task_num),
+        fc_timeout_us_(env().fc_timeout_us),
+        pool_(env().max_thread_num) {}
 
   void post_cpu(const std::shared_ptr<Task>& t, std::function<void()> fn) {
     pool_.post(t->ctrl.priority, [fn = std::move(fn)] {

@@ -15,7 +15,7 @@
 #include "bpu_sim/isa/march.h"
 #include "bpu_sim/timing.h"
 #include "runtime/core/log.h"
-#include "runtime/engine/device_manager.h"
+#include "runtime/device/device_manager.h"
 #include "runtime/engine/engine.h"
 #include "runtime/loader/model.h"
 #include "schema/model_generated.h"

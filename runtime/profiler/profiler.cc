@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/core/env.h"
 #include "runtime/core/log.h"
 
 namespace openbpu::rt::profiler {
@@ -118,8 +119,8 @@ Status start(const std::string& directory) {
 void start_from_env() {
   static std::once_flag once;
   std::call_once(once, [] {
-    const char* dir = std::getenv("HB_DNN_PROFILER_LOG_PATH");
-    if (dir == nullptr || *dir == '\0') return;
+    const std::string& dir = env().profiler_log_path;  // HB_DNN_PROFILER_LOG_PATH
+    if (dir.empty()) return;
     std::lock_guard<std::mutex> lk(g_mu);
     if (g_session != nullptr) return;
     g_session = new Session();

@@ -9,7 +9,7 @@
 #include <atomic>
 #include <thread>
 
-#include "runtime/engine/device_manager.h"
+#include "runtime/device/device_manager.h"
 #include "tests/common/test_models.h"
 #include "tests/scheduling/sched_util.h"
 

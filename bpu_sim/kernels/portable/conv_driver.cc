@@ -100,7 +100,7 @@ uint64_t hash_bytes(const uint8_t* p, size_t n, uint64_t seed) {
 // ---------------------------------------------------------------------------
 // Host threads: each calling thread (a simulated core) owns helpers.
 
-std::atomic<int> g_threads{0};  // 0 = not read from the environment yet
+std::atomic<int> g_threads{1};  // set_conv_threads (libdnn: OPENBPU_SIM_THREADS)
 
 class HelperPool {
  public:
@@ -1521,18 +1521,7 @@ bool structurally_valid(const isa::Conv& c) {
 
 }  // namespace
 
-int conv_threads() {
-  int n = g_threads.load(std::memory_order_relaxed);
-  if (n == 0) {
-    n = 1;
-    if (const char* e = std::getenv("OPENBPU_SIM_THREADS")) {
-      const int v = std::atoi(e);
-      n = v < 1 ? 1 : (v > 64 ? 64 : v);
-    }
-    g_threads.store(n, std::memory_order_relaxed);
-  }
-  return n;
-}
+int conv_threads() { return g_threads.load(std::memory_order_relaxed); }
 
 void set_conv_threads(int n) { g_threads.store(n < 1 ? 1 : (n > 64 ? 64 : n)); }
 

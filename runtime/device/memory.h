@@ -3,8 +3,8 @@
 // allocations are tracked so that flush and free validate their argument,
 // and a slice of an allocation (apps offset virAddr/phyAddr alike) is
 // accepted by flush. Both C APIs map the statuses to their own codes.
-#ifndef OPENBPU_RUNTIME_ENGINE_MEMORY_H_
-#define OPENBPU_RUNTIME_ENGINE_MEMORY_H_
+#ifndef OPENBPU_RUNTIME_DEVICE_MEMORY_H_
+#define OPENBPU_RUNTIME_DEVICE_MEMORY_H_
 
 #include <cstdint>
 
@@ -27,4 +27,4 @@ Status release(const void* p);
 
 }  // namespace openbpu::rt::memory
 
-#endif  // OPENBPU_RUNTIME_ENGINE_MEMORY_H_
+#endif  // OPENBPU_RUNTIME_DEVICE_MEMORY_H_

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runtime/engine/memory.h"
+#include "runtime/device/memory.h"
 
 #include <map>
 #include <mutex>
 #include <string>
 
-#include "runtime/engine/device_manager.h"
+#include "runtime/device/device_manager.h"
 
 namespace openbpu::rt::memory {
 

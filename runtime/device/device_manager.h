@@ -4,8 +4,8 @@
 // (march) is fixed by HB_DNN_SIM_PLATFORM or, when unset, by the first model
 // loaded, as on the vendor's x86 simulator; models of another march are then
 // incompatible.
-#ifndef OPENBPU_RUNTIME_ENGINE_DEVICE_MANAGER_H_
-#define OPENBPU_RUNTIME_ENGINE_DEVICE_MANAGER_H_
+#ifndef OPENBPU_RUNTIME_DEVICE_DEVICE_MANAGER_H_
+#define OPENBPU_RUNTIME_DEVICE_DEVICE_MANAGER_H_
 
 #include "bpu_driver/scheduler.h"
 #include "runtime/core/status.h"
@@ -36,4 +36,4 @@ bool set_scheduler_options(const drv::SchedulerOptions& options);
 
 }  // namespace openbpu::rt
 
-#endif  // OPENBPU_RUNTIME_ENGINE_DEVICE_MANAGER_H_
+#endif  // OPENBPU_RUNTIME_DEVICE_DEVICE_MANAGER_H_
