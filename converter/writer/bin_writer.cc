@@ -220,6 +220,7 @@ bool build_bin(const CompiledModel& cm, const BinWriteOptions& opt, std::vector<
   }
   for (const auto& [k, v] : opt.metadata) model::set_metadata(m.get(), k, v);
   m->config_yaml = opt.config_yaml;
+  m->core_num = static_cast<uint8_t>(opt.core_num);
   m->estimated_latency_us = static_cast<uint32_t>(std::min(estimate_model_latency_us(*m), 2147483647.0));
   fb::ModelFileT file;
   file.builder = opt.builder;

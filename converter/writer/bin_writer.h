@@ -20,6 +20,7 @@ struct InputMeta {
 struct BinWriteOptions {
   std::string model_name;
   std::string march;
+  int core_num = 1;  // BPU cores the programs are compiled for (Model.core_num)
   std::map<std::string, std::string> metadata;  // vendor keys (MARCH, INPUT_TYPE_RT, ...)
   std::string config_yaml;
   std::map<std::string, InputMeta> inputs;      // per graph input

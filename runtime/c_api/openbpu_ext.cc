@@ -59,6 +59,6 @@ OBPU_API int32_t obpuGetModelCoreNum(int32_t* coreNum, void* dnnHandle) {
   if (coreNum == nullptr) return fail(HB_DNN_INVALID_ARGUMENT, "obpuGetModelCoreNum: NULL argument");
   Model* m = model_of(dnnHandle);
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "obpuGetModelCoreNum: invalid model handle");
-  *coreNum = openbpu::rt::model_core_num(*m);
+  *coreNum = m->core_num;
   return HB_DNN_SUCCESS;
 }

@@ -627,7 +627,7 @@ Status make_run(Model* model, const std::vector<IoBuffer>& inputs, const std::ve
 // than the device has.
 static int run_cores(const Model& model, uint32_t core_mask) {
   const uint32_t all = (1u << model.device->info().cores) - 1u;
-  return model_core_num(model) == 2 && (core_mask == 0 || core_mask == all) ? 2 : 1;
+  return model.core_num == 2 && (core_mask == 0 || core_mask == all) ? 2 : 1;
 }
 
 Status submit_run(std::shared_ptr<Task>* task, Model* model, const std::vector<IoBuffer>& inputs,
@@ -792,30 +792,6 @@ Status check_core_mask(const drv::Device& device, uint32_t core_mask) {
                                        device.info().march->hw_name + " BPU does not have (" +
                                        std::to_string(cores) + " core(s))");
   return Status::Ok();
-}
-
-int model_core_num(const Model& m) {
-  // CORE_NUM when the builder records it, else the compiler options echoed
-  // in hbdk_pass_through_params ("... --core-num 2 ...").
-  auto it = m.metadata.find("CORE_NUM");
-  std::string v;
-  if (it != m.metadata.end()) {
-    v = it->second;
-  } else {
-    it = m.metadata.find("hbdk_pass_through_params");
-    if (it == m.metadata.end()) return 1;
-    const std::string key = "--core-num";
-    const size_t pos = it->second.find(key);
-    if (pos == std::string::npos) return 1;
-    size_t b = pos + key.size();
-    while (b < it->second.size() && (it->second[b] == ' ' || it->second[b] == '=')) ++b;
-    size_t e = b;
-    while (e < it->second.size() && it->second[e] >= '0' && it->second[e] <= '9') ++e;
-    v = it->second.substr(b, e - b);
-  }
-  if (v.empty() || v.size() > 3) return 1;
-  const int n = std::atoi(v.c_str());
-  return n < 1 ? 1 : n;
 }
 
 int live_task_count() { return Engine::get().live(); }

@@ -99,10 +99,6 @@ int live_task_count();
 // mask of existing cores, else kInvalidArgument naming the core.
 Status check_core_mask(const drv::Device& device, uint32_t core_mask);
 
-// BPU cores a model occupies per run (the core_num it was compiled with: 1,
-// or 2 on bernoulli2), from its build metadata.
-int model_core_num(const Model& model);
-
 }  // namespace openbpu::rt
 
 #endif  // OPENBPU_RUNTIME_ENGINE_ENGINE_H_

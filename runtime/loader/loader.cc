@@ -16,7 +16,6 @@
 #include "bpu_sim/timing.h"
 #include "runtime/core/log.h"
 #include "runtime/device/device_manager.h"
-#include "runtime/engine/engine.h"
 #include "runtime/loader/model.h"
 #include "schema/model_generated.h"
 #include "schema/verify.h"
@@ -82,6 +81,31 @@ CpuOpDef make_cpu_op(const std::string& name, const fb::CpuOp& op, const uint8_t
       def.attrs.set(a->name()->str(), std::move(v));
     }
   return def;
+}
+
+// core_num of files written before Model.core_num existed: CORE_NUM when
+// the builder recorded it, else the compiler options echoed in
+// hbdk_pass_through_params ("... --core-num 2 ..."); 1 without either.
+int legacy_core_num(const std::map<std::string, std::string>& metadata) {
+  auto it = metadata.find("CORE_NUM");
+  std::string v;
+  if (it != metadata.end()) {
+    v = it->second;
+  } else {
+    it = metadata.find("hbdk_pass_through_params");
+    if (it == metadata.end()) return 1;
+    const std::string key = "--core-num";
+    const size_t pos = it->second.find(key);
+    if (pos == std::string::npos) return 1;
+    size_t b = pos + key.size();
+    while (b < it->second.size() && (it->second[b] == ' ' || it->second[b] == '=')) ++b;
+    size_t e = b;
+    while (e < it->second.size() && it->second[e] >= '0' && it->second[e] <= '9') ++e;
+    v = it->second.substr(b, e - b);
+  }
+  if (v.empty() || v.size() > 3) return 1;
+  const int n = std::atoi(v.c_str());
+  return n < 1 ? 1 : n;
 }
 
 // Byte size a BPU program may touch in a tensor bound to one of its regions.
@@ -230,7 +254,12 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
   m->estimated_latency_us = std::min<uint32_t>(fm.estimated_latency_us(), INT32_MAX);
   // A program compiled for more cores than the platform has cannot run
   // (docs/scheduling.md); say so at load rather than at every hbDNNInfer.
-  const int cores = m->device->info().cores, model_cores = model_core_num(*m);
+  // The typed field; its default (1) also stands for "not recorded" in
+  // files written before it, whose metadata may say 2.
+  if (fm.core_num() == 0)
+    return error(kInvalidModel, "model '" + m->name + "': core_num 0 (the programs need at least one BPU core)");
+  m->core_num = fm.core_num() > 1 ? fm.core_num() : legacy_core_num(m->metadata);
+  const int cores = m->device->info().cores, model_cores = m->core_num;
   if (model_cores > cores)
     return error(kIncompatibleModel, "model '" + m->name + "' was compiled for " + std::to_string(model_cores) +
                                          " BPU cores (core_num); the " + march->hw_name + " BPU has " +

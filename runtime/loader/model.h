@@ -86,6 +86,9 @@ class Model {
   std::map<std::string, std::string> metadata;
   std::string desc, tag, config_yaml;
   uint32_t estimated_latency_us = 0;
+  // BPU cores each run occupies: the core_num the programs were compiled
+  // for (1, or 2 on bernoulli2; docs/scheduling.md).
+  int core_num = 1;
 
   // Arena plan: offset of every tensor that lives in the arena (-1 = bound to
   // a user buffer), and staging slots for model inputs/outputs.

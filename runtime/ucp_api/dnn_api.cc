@@ -226,7 +226,7 @@ int32_t get_model_desc(char const** desc, uint32_t* size, int32_t* type, hbDNNHa
 int32_t get_compile_bpu_core_num(int32_t* n, hbDNNHandle_t h) {
   if (n == nullptr) return fail(HB_UCP_INVALID_ARGUMENT, "hbDNNGetCompileBpuCoreNum: NULL argument");
   OBPU_VIEW("hbDNNGetCompileBpuCoreNum", h);
-  *n = rt::model_core_num(*v->model);
+  *n = v->model->core_num;
   return HB_UCP_SUCCESS;
 }
 

@@ -401,8 +401,10 @@ std::vector<uint8_t> nv12_classifier_file(const std::string& name, const std::st
   std::vector<std::unique_ptr<fb::AttrT>> attrs;
   attrs.push_back(int_attr("axis", 1));
   m->segments.push_back(cpu_segment("prob", "", "Softmax", {2}, {3}, std::move(attrs)));
-  if (opts.core_num != 1)  // as hb_mapper echoes the compiler options
+  if (opts.core_num != 1) {  // as hb_mapper writes it: the typed field and the echoed compiler options
+    m->core_num = static_cast<uint8_t>(opts.core_num);
     model::set_metadata(m.get(), "hbdk_pass_through_params", "--O3 --core-num " + std::to_string(opts.core_num));
+  }
   return finish_file(std::move(m), &writer);
 }
 

@@ -860,14 +860,26 @@ TEST(LoaderReject, IsaVersion2IsIncompatible) {
 
 // A program compiled for more BPU cores than the platform has (bernoulli2: 2)
 // is another build's model: rejected at load, not at every hbDNNInfer
-// (runtime/loader/loader.cc build_model, runtime/engine/engine.cc
-// model_core_num reads the core count from the build metadata).
+// (runtime/loader/loader.cc build_model reads Model.core_num, or the build
+// metadata of files written before that field).
 TEST(LoaderReject, CoreNumAboveThePlatformIsIncompatible) {
   EXPECT_TRUE(Rejected(kb::core_num_above_the_platform(), HB_DNN_INCOMPATIBLE_MODEL,
                        "was compiled for 3 BPU cores (core_num); the BERNOULLI2 BPU has 2"));
+  // Files written before Model.core_num: the count only in the echoed
+  // compiler options, or in CORE_NUM.
+  Edit legacy(nv12());
+  openbpu::model::set_metadata(&legacy.model(), "hbdk_pass_through_params", "--O3 --core-num 3");
+  EXPECT_TRUE(Rejected(legacy.finish(), HB_DNN_INCOMPATIBLE_MODEL, "compiled for 3 BPU cores"));
   Edit e(nv12());
   openbpu::model::set_metadata(&e.model(), "CORE_NUM", "4");
   EXPECT_TRUE(Rejected(e.finish(), HB_DNN_INCOMPATIBLE_MODEL, "compiled for 4 BPU cores"));
+  // The typed field.
+  Edit typed(nv12());
+  typed.model().core_num = 3;
+  EXPECT_TRUE(Rejected(typed.finish(), HB_DNN_INCOMPATIBLE_MODEL, "compiled for 3 BPU cores"));
+  Edit zero(nv12());
+  zero.model().core_num = 0;
+  EXPECT_TRUE(Rejected(zero.finish(), HB_DNN_INVALID_MODEL, "core_num 0"));
   // core_num 2 fits bernoulli2.
   openbpu::testing::Nv12Classifier two;
   two.core_num = 2;
