@@ -16,6 +16,7 @@
 #include "bpu_sim/timing.h"
 #include "runtime/core/log.h"
 #include "runtime/device/device_manager.h"
+#include "runtime/loader/custom_layer.h"
 #include "runtime/loader/model.h"
 #include "schema/model_generated.h"
 #include "schema/verify.h"
@@ -279,7 +280,10 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
     if (const auto* op = fs->kind_as_CpuOp()) {
       seg.op = make_cpu_op(seg.name, *op, data_section);
       seg.profile_name = seg.op.op_type + "_" + seg.name;
-      OBPU_RETURN_IF_ERROR(create_cpu_kernel(seg.op, ins, outs, &seg.kernel));
+      if (seg.op.domain == kCustomLayerDomain)
+        OBPU_RETURN_IF_ERROR(create_custom_layer(seg.op, ins, outs, &seg.kernel));
+      else
+        OBPU_RETURN_IF_ERROR(create_cpu_kernel(seg.op, ins, outs, &seg.kernel));
       uint64_t elements = 0;
       for (const TensorDesc* t : outs) elements += t ? static_cast<uint64_t>(t->valid_elements()) : 0;
       seg.est_us = sim::estimate_cpu_op_us(seg.op.op_type, elements, *march);

@@ -278,6 +278,24 @@ std::vector<uint8_t> TinyCnn::build() const {
   m->segments.push_back(cpu_segment("data", "openbpu", "Quantize", {0}, {1}));
   m->segments.push_back(bpu_segment("TINY_subgraph_0", pb, &writer, {1}, {2}));
   m->segments.push_back(cpu_segment("conv2_out", "openbpu", "Dequantize", {2}, {3}));
+  if (!custom_layer.empty()) {
+    m->tensors.push_back(make_tensor("custom_out", fb::DataType::F32, fb::Layout::NCHW, {1, 4, h / 2, w / 2},
+                                     {1, 4, h / 2, w / 2}));
+    m->outputs[0] = model_output(4);
+    std::vector<std::unique_ptr<fb::AttrT>> attrs;
+    auto alpha = std::make_unique<fb::AttrT>();
+    alpha->name = "alpha";
+    alpha->type = fb::AttrType::FLOAT;
+    alpha->f = 0.5f;
+    attrs.push_back(std::move(alpha));
+    attrs.push_back(int_attr("shift", 3));
+    auto tag = std::make_unique<fb::AttrT>();
+    tag->name = "tag";
+    tag->type = fb::AttrType::STRING;
+    tag->s = "tiny";
+    attrs.push_back(std::move(tag));
+    m->segments.push_back(cpu_segment("custom_layer", "custom", custom_layer, {3}, {4}, std::move(attrs)));
+  }
   return finish_file(std::move(m), &writer);
 }
 

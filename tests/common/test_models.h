@@ -18,6 +18,11 @@ struct TinyCnn {
   uint32_t seed = 1;
   std::string name = "tiny_cnn";
   std::string march = "bernoulli2";
+  // Non-empty: the float output then goes through a user layer of this type
+  // (a CPU operator of domain "custom", node "custom_layer", attributes
+  // alpha = 0.5 (float), shift = 3 (int), tag = "tiny" (string)) into
+  // the model output "custom_out"; expected() stays the Dequantize output.
+  std::string custom_layer;
   // Runs the model's integer arithmetic independently (plain NCHW loops in
   // 64-bit integers / double) and returns the expected float output.
   std::vector<float> expected(const std::vector<float>& input) const;
