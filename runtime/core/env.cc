@@ -81,6 +81,20 @@ const std::vector<Var>& variables() {
          return parse_int(v, 0, 6, &l) && ((e->log_level = static_cast<int>(l)), true);
        },
        [] { return text("an integer 0..6 (0 none, 1 debug, 2 info, 3 warning, 4 error, 5 fatal)"); }},
+      // The UCP generation's level (libhbucp.so); HB_UCP_LOG_LEVEL, parsed
+      // after HB_NN_LOG_LEVEL, wins when both are set.
+      {"HB_NN_LOG_LEVEL",
+       [](const char* v, Env* e) {
+         long l = 0;
+         return parse_int(v, 0, 6, &l) && ((e->ucp_log_level = static_cast<int>(l)), true);
+       },
+       [] { return text("an integer 0..6 (UCP scale: 0 trace .. 3 warning .. 6 never)"); }},
+      {"HB_UCP_LOG_LEVEL",
+       [](const char* v, Env* e) {
+         long l = 0;
+         return parse_int(v, 0, 6, &l) && ((e->ucp_log_level = static_cast<int>(l)), true);
+       },
+       [] { return text("an integer 0..6 (UCP scale: 0 trace .. 3 warning .. 6 never)"); }},
       {"HB_DNN_SIM_PLATFORM",
        [](const char* v, Env* e) { return (e->sim_platform = find_platform(v)) != nullptr; }, platform_names},
       {"HB_DNN_PROFILER_LOG_PATH",

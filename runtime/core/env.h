@@ -18,6 +18,7 @@ namespace openbpu::rt {
 
 struct Env {
   int log_level = 3;                             // HB_DNN_LOG_LEVEL (vendor scale 0..6)
+  int ucp_log_level = -1;                        // HB_UCP_LOG_LEVEL, else HB_NN_LOG_LEVEL (0..6); -1 = unset
   const isa::MarchInfo* sim_platform = nullptr;  // HB_DNN_SIM_PLATFORM; nullptr = first model's march
   std::string profiler_log_path;                 // HB_DNN_PROFILER_LOG_PATH; empty = no session
   int max_task_num = 8;                          // HB_MAX_TASK_NUM, 1..32

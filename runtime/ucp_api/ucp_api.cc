@@ -10,10 +10,11 @@
 #include "hobot/hb_ucp_sys.h"
 #include "openbpu/openbpu.h"
 #include "runtime/c_api/handles.h"
+#include "runtime/core/env.h"
 #include "runtime/core/log.h"
 #include "runtime/device/device_manager.h"
-#include "runtime/engine/engine.h"
 #include "runtime/device/memory.h"
+#include "runtime/engine/engine.h"
 #include "runtime/profiler/profiler.h"
 #include "runtime/ucp_api/bridge.h"
 #include "runtime/ucp_api/status.h"
@@ -24,19 +25,13 @@ namespace {
 
 using rt::capi::Registry;
 
-// HB_UCP_LOG_LEVEL (or HB_NN_LOG_LEVEL): 0 trace .. 3 warn (default) .. 6
-// never; our levels are the 1.x scale (0 none, 1 debug ... 5 fatal).
+// HB_UCP_LOG_LEVEL (or HB_NN_LOG_LEVEL, runtime/core/env.h): 0 trace .. 3
+// warn (default) .. 6 never; our levels are the 1.x scale (0 none, 1 debug
+// ... 5 fatal). A malformed value fails the first model load or allocation.
 int apply_log_level() {
-  const char* v = std::getenv("HB_UCP_LOG_LEVEL");
-  if (v == nullptr || *v == '\0') v = std::getenv("HB_NN_LOG_LEVEL");
-  if (v == nullptr || *v == '\0') return 0;
-  char* end = nullptr;
-  const long l = std::strtol(v, &end, 10);
-  if (end == v || *end != '\0' || l < 0 || l > 6) {
-    OBPU_LOGW("ignoring HB_UCP_LOG_LEVEL=%s (expected 0..6)", v);
-    return 0;
-  }
-  log::set_level(l == 6 ? 0 : (l == 0 ? 1 : static_cast<int>(l)));
+  const int l = rt::env().ucp_log_level;
+  if (l < 0) return 0;
+  log::set_level(l == 6 ? 0 : (l == 0 ? 1 : l));
   return 1;
 }
 const int kLogLevelApplied = apply_log_level();

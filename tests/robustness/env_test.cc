@@ -69,6 +69,7 @@ TEST_P(BadEnv, FailsTheLoadAndTheMemoryApiNamingTheVariable) {
 INSTANTIATE_TEST_SUITE_P(
     Variables, BadEnv,
     ::testing::Values(BadCase{"LogLevel", "HB_DNN_LOG_LEVEL", "loud", "0..6"},
+                      BadCase{"UcpLogLevel", "HB_UCP_LOG_LEVEL", "7", "0..6"},
                       BadCase{"Platform", "HB_DNN_SIM_PLATFORM", "BERNOULLI9", "BAYES-E"},
                       BadCase{"ProfilerPath", "HB_DNN_PROFILER_LOG_PATH", "/nonexistent/obpu", "existing directory"},
                       BadCase{"MaxTaskNumZero", "HB_MAX_TASK_NUM", "0", "1..32"},
