@@ -73,6 +73,13 @@ struct Var {
 
 std::string text(const char* s) { return s; }
 
+// HB_UCP_LOG_LEVEL and HB_NN_LOG_LEVEL (the UCP generation's two names).
+bool parse_ucp_log_level(const char* v, Env* e) {
+  long l = 0;
+  return parse_int(v, 0, 6, &l) && ((e->ucp_log_level = static_cast<int>(l)), true);
+}
+std::string ucp_log_levels() { return "an integer 0..6 (UCP scale: 0 trace .. 3 warning .. 6 never)"; }
+
 const std::vector<Var>& variables() {
   static const std::vector<Var> vars = {
       {"HB_DNN_LOG_LEVEL",
@@ -83,18 +90,8 @@ const std::vector<Var>& variables() {
        [] { return text("an integer 0..6 (0 none, 1 debug, 2 info, 3 warning, 4 error, 5 fatal)"); }},
       // The UCP generation's level (libhbucp.so); HB_UCP_LOG_LEVEL, parsed
       // after HB_NN_LOG_LEVEL, wins when both are set.
-      {"HB_NN_LOG_LEVEL",
-       [](const char* v, Env* e) {
-         long l = 0;
-         return parse_int(v, 0, 6, &l) && ((e->ucp_log_level = static_cast<int>(l)), true);
-       },
-       [] { return text("an integer 0..6 (UCP scale: 0 trace .. 3 warning .. 6 never)"); }},
-      {"HB_UCP_LOG_LEVEL",
-       [](const char* v, Env* e) {
-         long l = 0;
-         return parse_int(v, 0, 6, &l) && ((e->ucp_log_level = static_cast<int>(l)), true);
-       },
-       [] { return text("an integer 0..6 (UCP scale: 0 trace .. 3 warning .. 6 never)"); }},
+      {"HB_NN_LOG_LEVEL", parse_ucp_log_level, ucp_log_levels},
+      {"HB_UCP_LOG_LEVEL", parse_ucp_log_level, ucp_log_levels},
       {"HB_DNN_SIM_PLATFORM",
        [](const char* v, Env* e) { return (e->sim_platform = find_platform(v)) != nullptr; }, platform_names},
       {"HB_DNN_PROFILER_LOG_PATH",

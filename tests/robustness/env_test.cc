@@ -14,11 +14,10 @@
 #include "dnn/hb_dnn.h"
 #include "dnn/hb_dnn_status.h"
 #include "dnn/hb_sys.h"
+#include "tests/common/dnn_calls.h"
 #include "tests/common/test_models.h"
 
 namespace {
-
-using Bytes = std::vector<uint8_t>;
 
 struct Outcome {
   int32_t rc = 0;
@@ -29,21 +28,11 @@ struct Outcome {
 // TinyCnn from memory with the log captured.
 Outcome load_with(const std::vector<std::pair<const char*, const char*>>& vars) {
   for (const auto& [k, v] : vars) setenv(k, v, 1);
-  const Bytes bytes = openbpu::testing::TinyCnn{}.build();
-  ::testing::internal::CaptureStderr();
-  hbPackedDNNHandle_t pack = nullptr;
-  const void* data[1] = {bytes.data()};
-  int32_t len[1] = {static_cast<int32_t>(bytes.size())};
-  Outcome o;
-  o.rc = hbDNNInitializeFromDDR(&pack, data, len, 1);
-  o.log = ::testing::internal::GetCapturedStderr();
-  if (o.rc == HB_DNN_SUCCESS) {
-    EXPECT_NE(pack, nullptr);
-    EXPECT_EQ(hbDNNRelease(pack), HB_DNN_SUCCESS);
-  } else {
-    EXPECT_EQ(pack, nullptr);
+  const openbpu::testing::LoadOutcome l = openbpu::testing::load_from_ddr(openbpu::testing::TinyCnn{}.build());
+  if (l.rc == HB_DNN_SUCCESS) {
+    EXPECT_EQ(hbDNNRelease(l.pack), HB_DNN_SUCCESS);
   }
-  return o;
+  return Outcome{l.rc, l.log};
 }
 
 struct BadCase {

@@ -32,6 +32,7 @@
 #include "schema/format.h"
 #include "schema/verify.h"
 #include "schema/writer.h"
+#include "tests/common/dnn_calls.h"
 #include "tests/common/test_models.h"
 #include "tests/robustness/known_bug_models.h"
 #include "tests/robustness/model_edit.h"
@@ -84,20 +85,11 @@ struct Outcome {
 };
 
 Outcome load_ddr(const Bytes& bytes) {
-  ::testing::internal::CaptureStderr();
-  hbPackedDNNHandle_t pack = reinterpret_cast<hbPackedDNNHandle_t>(uintptr_t{1});
-  const void* data[1] = {bytes.data()};
-  int32_t len[1] = {static_cast<int32_t>(bytes.size())};
-  Outcome o;
-  o.rc = hbDNNInitializeFromDDR(&pack, data, len, 1);
-  o.log = ::testing::internal::GetCapturedStderr();
-  if (o.rc == HB_DNN_SUCCESS) {
-    EXPECT_NE(pack, nullptr);
-    EXPECT_EQ(hbDNNRelease(pack), HB_DNN_SUCCESS);
-  } else {
-    EXPECT_EQ(pack, nullptr) << "a failed load must leave the handle NULL";
+  const openbpu::testing::LoadOutcome l = openbpu::testing::load_from_ddr(bytes);
+  if (l.rc == HB_DNN_SUCCESS) {
+    EXPECT_EQ(hbDNNRelease(l.pack), HB_DNN_SUCCESS);
   }
-  return o;
+  return Outcome{l.rc, l.log};
 }
 
 Outcome load_files(const std::vector<std::string>& paths) {

@@ -16,6 +16,7 @@
 #include "dnn/hb_sys.h"
 #include "dnn/plugin/hb_dnn_layer.h"
 #include "dnn/plugin/hb_dnn_plugin.h"
+#include "tests/common/dnn_calls.h"
 #include "tests/common/test_models.h"
 
 namespace {
@@ -82,49 +83,17 @@ class TwoInputLayer : public AffineLayer {
 };
 Layer* two_input_creator() { return new TwoInputLayer; }
 
-struct Outcome {
-  int32_t rc = 0;
-  std::string log;
-  hbPackedDNNHandle_t pack = nullptr;
-};
+using Outcome = openbpu::testing::LoadOutcome;
 
 Outcome load(const std::string& layer_type) {
   TinyCnn t;
   t.custom_layer = layer_type;
-  const std::vector<uint8_t> bytes = t.build();
-  Outcome o;
-  const void* data = bytes.data();
-  int32_t len = static_cast<int32_t>(bytes.size());
-  ::testing::internal::CaptureStderr();
-  o.rc = hbDNNInitializeFromDDR(&o.pack, &data, &len, 1);
-  o.log = ::testing::internal::GetCapturedStderr();
-  return o;
+  return openbpu::testing::load_from_ddr(t.build());
 }
 
 // One inference; returns the task's status and the float output.
 int32_t infer(hbDNNHandle_t h, const std::vector<float>& input, std::vector<float>* output) {
-  hbDNNTensor in{}, out{};
-  EXPECT_EQ(hbDNNGetInputTensorProperties(&in.properties, h, 0), 0);
-  EXPECT_EQ(hbDNNGetOutputTensorProperties(&out.properties, h, 0), 0);
-  EXPECT_EQ(hbSysAllocCachedMem(&in.sysMem[0], static_cast<uint32_t>(in.properties.alignedByteSize)), 0);
-  EXPECT_EQ(hbSysAllocCachedMem(&out.sysMem[0], static_cast<uint32_t>(out.properties.alignedByteSize)), 0);
-  std::memcpy(in.sysMem[0].virAddr, input.data(), input.size() * sizeof(float));
-  hbSysFlushMem(&in.sysMem[0], HB_SYS_MEM_CACHE_CLEAN);
-  hbDNNTaskHandle_t task = nullptr;
-  hbDNNInferCtrlParam param;
-  HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&param);
-  hbDNNTensor* outp = &out;
-  int32_t rc = hbDNNInfer(&task, &outp, &in, h, &param);
-  if (rc == 0) {
-    rc = hbDNNWaitTaskDone(task, 0);
-    EXPECT_EQ(hbDNNReleaseTask(task), 0);
-  }
-  hbSysFlushMem(&out.sysMem[0], HB_SYS_MEM_CACHE_INVALIDATE);
-  const float* p = static_cast<const float*>(out.sysMem[0].virAddr);
-  output->assign(p, p + out.properties.alignedByteSize / 4);
-  hbSysFreeMem(&in.sysMem[0]);
-  hbSysFreeMem(&out.sysMem[0]);
-  return rc;
+  return openbpu::testing::infer_once(h, input, 0, output);
 }
 
 TEST(Plugin, RegisteredLayerRunsEndToEndFromManyThreads) {

@@ -12,6 +12,7 @@
 #include "dnn/hb_dnn.h"
 #include "dnn/hb_dnn_status.h"
 #include "dnn/hb_sys.h"
+#include "tests/common/dnn_calls.h"
 #include "tests/common/test_models.h"
 
 namespace {
@@ -34,31 +35,9 @@ Loaded load(const std::vector<uint8_t>& bytes, const char* name) {
 
 // One inference with freshly allocated buffers; returns the float output.
 std::vector<float> infer(hbDNNHandle_t h, const std::vector<float>& input, int priority) {
-  hbDNNTensor in{}, out{};
-  EXPECT_EQ(hbDNNGetInputTensorProperties(&in.properties, h, 0), 0);
-  EXPECT_EQ(hbDNNGetOutputTensorProperties(&out.properties, h, 0), 0);
-  EXPECT_EQ(hbSysAllocCachedMem(&in.sysMem[0], static_cast<uint32_t>(in.properties.alignedByteSize)), 0);
-  EXPECT_EQ(hbSysAllocCachedMem(&out.sysMem[0], static_cast<uint32_t>(out.properties.alignedByteSize)), 0);
-  std::memcpy(in.sysMem[0].virAddr, input.data(), input.size() * sizeof(float));
-  hbSysFlushMem(&in.sysMem[0], HB_SYS_MEM_CACHE_CLEAN);
-  hbDNNTaskHandle_t task = nullptr;
-  hbDNNInferCtrlParam param;
-  HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&param);
-  param.priority = priority;
-  hbDNNTensor* outp = &out;
-  int32_t rc;
-  // The live-task limit is 32; back off while other threads hold tasks.
-  while ((rc = hbDNNInfer(&task, &outp, &in, h, &param)) == HB_DNN_TASK_NUM_EXCEED_LIMIT)
-    std::this_thread::yield();
-  EXPECT_EQ(rc, 0);
-  EXPECT_EQ(hbDNNWaitTaskDone(task, 0), 0);
-  EXPECT_EQ(hbDNNReleaseTask(task), 0);
-  hbSysFlushMem(&out.sysMem[0], HB_SYS_MEM_CACHE_INVALIDATE);
-  const float* p = static_cast<const float*>(out.sysMem[0].virAddr);
-  std::vector<float> result(p, p + out.properties.alignedByteSize / 4);
-  hbSysFreeMem(&in.sysMem[0]);
-  hbSysFreeMem(&out.sysMem[0]);
-  return result;
+  std::vector<float> out;
+  EXPECT_EQ(openbpu::testing::infer_once(h, input, priority, &out), 0);
+  return out;
 }
 
 TEST(Threads, SameAndDifferentModelsGiveIdenticalResults) {
