@@ -183,6 +183,9 @@ void warn_ineffective_keys(const Config& c, MapperLog& log) {
     no_effect("compiler_parameters.compile_mode " + cc.compile_mode, "the compiler always optimizes for latency");
   if (cc.balance_factor) no_effect("compiler_parameters.balance_factor", "the compiler always optimizes for latency");
   if (!cc.ability_entry.empty()) no_effect("compiler_parameters.ability_entry", "not used by OpenBPU's compiler");
+  if (c.custom_op.enabled)
+    no_effect("custom_op", "the register files are not run: a model node of a custom domain is rejected as an "
+                           "unsupported operator; libdnn's layer plugins run custom CPU layers of a .bin");
 }
 
 BinWriteOptions bin_write_options(const Config& c, const std::map<std::string, std::string>& rt_override,

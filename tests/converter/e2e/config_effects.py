@@ -155,6 +155,9 @@ def main():
     d, log = convert(args, "advice", {"compiler_parameters": {"advice": "1"}})
     expect("advice: conv1" in log or "advice: conv2" in log, "advice 1: per-op timing lines")
 
+    ops_dir = os.path.join(args.work, "custom_ops")
+    os.makedirs(ops_dir, exist_ok=True)
+    open(os.path.join(ops_dir, "sample_custom.py"), "w").close()
     for name, changes, text in [
             ("bandwidth", {"compiler_parameters": {"compile_mode": "'bandwidth'"}},
              "compile_mode bandwidth: accepted for compatibility, no effect"),
@@ -163,7 +166,10 @@ def main():
             ("asymmetric", {"calibration_parameters": {"optimization": "'asymmetric'"}},
              "optimization asymmetric: accepted for compatibility, no effect"),
             ("softmax", {"calibration_parameters": {"optimization": "'set_Softmax_input_int8'"}},
-             "Softmax runs on the CPU in float for now")]:
+             "Softmax runs on the CPU in float for now"),
+            ("custom_op", {"custom_op": {"custom_op_method": "'register'", "custom_op_dir": "'%s'" % ops_dir,
+                                         "op_register_files": "'sample_custom.py'"}},
+             "custom_op: accepted for compatibility, no effect")]:
         d, log = convert(args, name, changes)
         expect(text in log, "%s: the log says '%s'" % (name, text))
 
