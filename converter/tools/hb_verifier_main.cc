@@ -3,8 +3,9 @@
 // X3-era form hb_model_verifier -q QUANTI.onnx -b MODEL.bin [-i INPUT] [-d
 // DIGITS] (docs/hb_verifier.md): runs the quantized ONNX model with the
 // converter's host executor and the .bin with hrt_model_exec on the
-// simulator on the same inputs (images, raw input files, or random data) and
-// compares every output. The numerics contract makes them bit-exact; any
+// simulator and / or on a board (an hrt_server, hrt_model_exec --remote) on
+// the same inputs (images, raw input files, or random data) and compares
+// every output pairwise. The numerics contract makes them bit-exact; any
 // difference is a mismatch and the exit status is 1.
 #include <CLI/CLI.hpp>
 
@@ -46,6 +47,8 @@ struct Args {
   std::vector<std::string> inputs;
   int digits = 5;
   bool per_node = false;  // -r
+  std::string board, token_file;  // hrt_server HOST:PORT and its token file
+  bool sim = true;                // run the .bin on the host simulator
   std::string out_dir = "verifier_output";
 };
 
@@ -173,12 +176,14 @@ bool bin_output(const std::string& dir, size_t i, std::vector<float>* out, std::
   return read_floats(dir + "/" + found, out, err);
 }
 
-// Logs one comparison in the seed's lines; true when it passed.
-bool report(MapperLog& log, const std::string& what, const Mismatch& mm) {
+// Logs one comparison of two sources (Quanti.onnx, Sim, Arm) in the seed's
+// lines; true when it passed.
+bool report(MapperLog& log, const std::string& left, const std::string& right, const std::string& what,
+            const Mismatch& mm) {
   const uint64_t bad = mm.miss + mm.diff + mm.nan;
-  log.info("compare source: Quanti.onnx VS Sim, " + what);
+  log.info("compare source: " + left + " VS " + right + ", " + what);
   if (bad == 0) {
-    log.info("Quanti.onnx and Sim result Strict check PASSED");
+    log.info(left + " and " + right + " result Strict check PASSED");
     return true;
   }
   log.info("mismatch line num: " + std::to_string(bad));
@@ -190,7 +195,7 @@ bool report(MapperLog& log, const std::string& what, const Mismatch& mm) {
   log.info("total line num: " + std::to_string(mm.total));
   log.info("mismatch rate: " + std::to_string(static_cast<double>(bad) / static_cast<double>(mm.total)));
   log.info("max abs error: " + std::to_string(mm.max_abs));
-  log.error("Quanti.onnx and Sim result Strict check FAILED");
+  log.error(left + " and " + right + " result Strict check FAILED");
   return false;
 }
 
@@ -218,12 +223,41 @@ bool compare_layers(const std::string& dir, const std::map<std::string, Value>& 
     std::memcpy(q.data(), it->second.data->data(), q.size() * 4);
     std::string err;
     if (!read_floats(dir + "/" + col[0], &sim, &err)) return log.error(err), false;
-    *pass = report(log, "node '" + col[8] + "' (" + col[2] + ", tensor '" + col[9] + "')", compare(q, sim, digits)) &&
+    *pass = report(log, "Quanti.onnx", "Sim", "node '" + col[8] + "' (" + col[2] + ", tensor '" + col[9] + "')",
+                   compare(q, sim, digits)) &&
             *pass;
     ++compared;
   }
   log.info("per-node comparison: " + std::to_string(compared) + " layer(s) compared, " + std::to_string(skipped) +
            " without a float value in the quantized model (integer BPU subgraph outputs)");
+  return true;
+}
+
+// The outputs of one run of the model (float32 valid data per output).
+struct Result {
+  std::string source;  // Quanti.onnx, Sim (host simulator) or Arm (the board)
+  std::vector<std::vector<float>> outputs;
+};
+
+// The .bin through hrt_model_exec infer on the host simulator (-r: with its
+// per-layer dumps), or on the board's hrt_server (--remote; the dumps come
+// back into the same folder).
+bool run_bin(const Args& a, const std::string& input_list, bool board, size_t outputs, Result* res, MapperLog& log) {
+  const std::string dir = a.out_dir + (board ? "/arm" : "/sim");
+  std::vector<std::string> cmd = {self_dir() + "/hrt_model_exec", "infer", "--model_file=" + a.bin,
+                                  "--input_file=" + input_list, "--enable_dump=true",
+                                  "--hybrid_dequantize_process=true", "--dump_path=" + dir};
+  if (board) cmd.insert(cmd.end(), {"--remote=" + a.board, "--token_file=" + a.token_file});
+  if (a.per_node && !board) cmd.push_back("--dump_intermediate=3");
+  if (!run_program(cmd, log)) {
+    log.error("hrt_model_exec failed on " + a.bin + (board ? " on the board " + a.board : "") +
+              " (details in hb_verifier.log)");
+    return false;
+  }
+  std::string err;
+  res->outputs.resize(outputs);
+  for (size_t i = 0; i < outputs; ++i)
+    if (!bin_output(dir, i, &res->outputs[i], &err)) return log.error(err), false;
   return true;
 }
 
@@ -268,21 +302,28 @@ int verify(const Args& a, MapperLog& log) {
   std::map<std::string, Value> outs;
   if (!exec.prepare(g, &err) || !exec.run(feed, &outs, &err, nullptr, a.per_node))
     return log.error("quantized model: " + err), 1;
-  const std::string sim = a.out_dir + "/sim";
-  std::vector<std::string> cmd = {self_dir() + "/hrt_model_exec", "infer", "--model_file=" + a.bin,
-                                  "--input_file=" + input_list, "--enable_dump=true",
-                                  "--hybrid_dequantize_process=true", "--dump_path=" + sim};
-  if (a.per_node) cmd.push_back("--dump_intermediate=3");
-  if (!run_program(cmd, log)) return log.error("hrt_model_exec failed on " + a.bin + " (details in hb_verifier.log)"), 1;
-  bool pass = true;
-  if (a.per_node && !compare_layers(sim + "/intermediate", outs, a.digits, log, &pass)) return 1;
-  for (size_t i = 0; i < g.outputs.size(); ++i) {
-    const Value& q = outs[g.outputs[i]];
-    std::vector<float> qa(static_cast<size_t>(q.data->size() / 4)), sb;
-    std::memcpy(qa.data(), q.data->data(), qa.size() * 4);
-    if (!bin_output(sim, i, &sb, &err)) return log.error(err), 1;
-    pass = report(log, "output " + std::to_string(i) + " '" + g.outputs[i] + "'", compare(qa, sb, a.digits)) && pass;
+  std::vector<Result> results(1);
+  results[0].source = "Quanti.onnx";
+  for (const std::string& o : g.outputs) {
+    const Value& q = outs[o];
+    std::vector<float> v(static_cast<size_t>(q.data->size() / 4));
+    std::memcpy(v.data(), q.data->data(), v.size() * 4);
+    results[0].outputs.push_back(std::move(v));
   }
+  for (const bool board : {false, true}) {
+    if (board ? a.board.empty() : !a.sim) continue;
+    results.emplace_back();
+    results.back().source = board ? "Arm" : "Sim";
+    if (!run_bin(a, input_list, board, g.outputs.size(), &results.back(), log)) return 1;
+  }
+  bool pass = true;
+  if (a.per_node && !compare_layers(a.out_dir + "/sim/intermediate", outs, a.digits, log, &pass)) return 1;
+  for (size_t l = 0; l < results.size(); ++l)
+    for (size_t r = l + 1; r < results.size(); ++r)
+      for (size_t i = 0; i < g.outputs.size(); ++i)
+        pass = report(log, results[l].source, results[r].source, "output " + std::to_string(i) + " '" + g.outputs[i] + "'",
+                      compare(results[l].outputs[i], results[r].outputs[i], a.digits)) &&
+               pass;
   return pass ? 0 : 1;
 }
 
@@ -291,33 +332,41 @@ int verify(const Args& a, MapperLog& log) {
 int main(int argc, char** argv) {
   const std::string self = argv[0];
   const bool x3_cli = self.size() >= 17 && self.compare(self.size() - 17, 17, "hb_model_verifier") == 0;
-  CLI::App app{"hb_verifier: check that the .bin (simulator) computes what the quantized ONNX model computes",
+  CLI::App app{"hb_verifier: check that the .bin (simulator, board) computes what the quantized ONNX model computes",
                x3_cli ? "hb_model_verifier" : "hb_verifier"};
   app.set_version_flag("--version", std::string(kMapperVersion));
   Args a;
-  std::string models, board;
+  std::string models;
   bool run_sim = false;
   if (x3_cli) {
     app.add_option("-q,--quanti_model", a.quanti, "the quantized ONNX model")->required();
     app.add_option("-b,--bin_model", a.bin, "the .bin model")->required();
-    app.add_option("-a,--arm-board-ip", board, "board address (not available: the .bin runs on the simulator)");
+    app.add_option("-a,--arm-board-ip", a.board, "HOST:PORT of the board's hrt_server (the .bin also runs there)");
     app.add_option("-i,--input-img", a.inputs, "input image or raw .bin (default: random data)");
     app.add_option("-d,--compare_digits", a.digits, "decimal places compared")->capture_default_str();
   } else {
     app.add_option("-m,--model", models, "QUANTI.onnx,MODEL.bin")->required();
-    app.add_option("-b,--board-ip", board, "board address (not available: the .bin runs on the simulator)");
+    app.add_option("-b,--board-ip", a.board, "HOST:PORT of the board's hrt_server (the .bin runs there)");
     app.add_option("-i,--input,--input-img", a.inputs, "input image or raw .bin per model input (default: random)");
-    app.add_flag("-s,--run-sim", run_sim, "run the .bin on the x86 simulator (always done)");
+    app.add_flag("-s,--run-sim", run_sim, "with -b: also run the .bin on the x86 simulator (without -b: always)");
     app.add_flag("-r,--dump-all-nodes-results", a.per_node,
                  "also compare every layer hrt_model_exec --dump_intermediate writes with the quantized model");
     app.add_option("-c,--compare_digits", a.digits, "decimal places compared")->capture_default_str();
   }
+  app.add_option("--token_file", a.token_file, "the hrt_server's access token file (chmod 600), required with a board");
   CLI11_PARSE(app, argc, argv);
   std::unique_ptr<MapperLog> log(make_mapper_log("hb_verifier.log"));
-  if (!board.empty()) {
-    log->error("board runs are not available in this version: the .bin is verified on the simulator (omit the "
-               "board address)");
-    return 1;
+  if (!a.board.empty()) {
+    // A board is an hrt_server (docs/hrt_server.md), not an ssh login.
+    const size_t colon = a.board.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == a.board.size())
+      return log->error("board '" + a.board + "': give HOST:PORT of the board's hrt_server"), 1;
+    if (a.token_file.empty()) return log->error("board '" + a.board + "': --token_file is required"), 1;
+    // hb_verifier runs the simulator only with -s; hb_model_verifier always.
+    a.sim = x3_cli || run_sim;
+    if (a.per_node && !a.sim) return log->error("-r compares the simulator's layers: add -s to the board run"), 1;
+  } else if (!a.token_file.empty()) {
+    return log->error("--token_file is given without a board address"), 1;
   }
   if (!models.empty()) {
     for (std::string p; !models.empty();) {

@@ -40,11 +40,14 @@ usage: tools_e2e.py CASE --work DIR --bin BUILD_BIN_DIR --e2e CONVERTER_E2E_DIR
 Run with Debian's /usr/bin/python3 (numpy, onnx, yaml).
 """
 import argparse
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -378,6 +381,61 @@ def verifier(args):
     run([os.path.join(args.bin, "hb_pack"), binf, "-o", packed], cwd=work)
     r = run([tool, "-m", quanti + "," + packed], cwd=work, expect=1)
     check("pack model is not supported" in r.stdout, "packed file not refused")
+    # A board is an hrt_server (here on loopback, running the same simulator):
+    # each result is compared with the others, the host executor's among them.
+    with hrt_server(args.bin, work) as (addr, token):
+        board = ["-b", addr, "--token_file", token]
+        r = run([tool, "-m", quanti + "," + binf, "-i", png, "-s"] + board, cwd=work)
+        for pair in ("Quanti.onnx and Sim", "Quanti.onnx and Arm", "Sim and Arm"):
+            check(pair + " result Strict check PASSED" in r.stdout, "board run: no PASSED line for " + pair)
+        r = run([tool, "-m", quanti + "," + binf] + board, cwd=work)
+        check("Quanti.onnx and Arm result Strict check PASSED" in r.stdout and "VS Sim" not in r.stdout,
+              "hb_verifier -b without -s: not Quanti.onnx against the board only")
+        r = run([os.path.join(args.bin, "hb_model_verifier"), "-q", quanti, "-b", binf, "-i", png, "-a", addr,
+                 "--token_file", token], cwd=work)
+        check("Sim and Arm result Strict check PASSED" in r.stdout, "hb_model_verifier -a: no Sim VS Arm check")
+        r = run([tool, "-m", quanti + "," + other, "-i", png] + board, cwd=work, expect=1)
+        check("Quanti.onnx and Arm result Strict check FAILED" in r.stdout,
+              "board: a different .bin was not reported as a mismatch")
+        r = run([tool, "-m", quanti + "," + binf, "-b", addr], cwd=work, expect=1)
+        check("--token_file is required" in r.stdout, "board without a token file")
+        bad = os.path.join(work, "wrong_token")
+        fd = os.open(bad, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.write(fd, b"not-the-token-of-this-server\n")
+        os.close(fd)
+        r = run([tool, "-m", quanti + "," + binf, "-b", addr, "--token_file", bad], cwd=work, expect=1)
+        check("failed on" in r.stdout and "on the board" in r.stdout, "a refused token was not an error")
+    r = run([tool, "-m", quanti + "," + binf, "-b", "board", "--token_file", token], cwd=work, expect=1)
+    check("give HOST:PORT" in r.stdout, "a board address without a port was accepted")
+
+
+@contextlib.contextmanager
+def hrt_server(bindir, work):
+    """An hrt_server on loopback (the board of hb_verifier -b): yields
+    (HOST:PORT, token file); stops it and checks its clean exit."""
+    d = os.path.join(work, "hrt_server")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    token = os.path.join(d, "token")
+    fd = os.open(token, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.write(fd, b"tools-e2e-verifier-token-0123\n")
+    os.close(fd)
+    port_file = os.path.join(d, "port")
+    srv = subprocess.Popen([os.path.join(bindir, "hrt_server"), "--port=0", "--bind=127.0.0.1", "--token_file=" + token,
+                            "--cache_dir=" + os.path.join(d, "cache"), "--port_file=" + port_file],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):
+            if os.path.exists(port_file) and open(port_file).read().endswith("\n"):
+                break
+            check(srv.poll() is None, "hrt_server exited at start")
+            time.sleep(0.05)
+        with open(port_file) as f:
+            yield "127.0.0.1:" + f.read().strip(), token
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        _, err = srv.communicate(timeout=60)
+    check(srv.returncode == 0, "hrt_server did not stop cleanly: " + err)
 
 
 def read_csv(path):
