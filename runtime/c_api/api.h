@@ -16,8 +16,8 @@
 
 namespace openbpu::rt::capi {
 
-// Logs msg and returns code.
-int32_t fail(int32_t code, const std::string& msg);
+// Logs msg with the caller's source location and returns code.
+int32_t fail(int32_t code, const std::string& msg, const char* file = __builtin_FILE(), int line = __builtin_LINE());
 // Model behind a handle, or nullptr when the handle is not a live model.
 Model* model_of(hbDNNHandle_t h);
 void fill_properties(const TensorDesc& d, hbDNNTensorProperties* p);

@@ -46,8 +46,9 @@ static_assert(sizeof(hbDNNTensorProperties) == 176 && sizeof(hbDNNTensor) == 272
 
 namespace openbpu::rt::capi {
 
-int32_t fail(int32_t code, const std::string& msg) {
-  OBPU_LOGE("%s", msg.c_str());
+int32_t fail(int32_t code, const std::string& msg, const char* file, int line) {
+  if (::openbpu::log::enabled(::openbpu::log::Level::kError))
+    ::openbpu::log::write(::openbpu::log::Level::kError, file, line, "%s", msg.c_str());
   return code;
 }
 

@@ -5,8 +5,9 @@
 
 namespace openbpu::rt {
 
-Status error(int32_t code, const std::string& message) {
-  OBPU_LOGE("%s", message.c_str());
+Status error(int32_t code, const std::string& message, const char* file, int line) {
+  if (::openbpu::log::enabled(::openbpu::log::Level::kError))
+    ::openbpu::log::write(::openbpu::log::Level::kError, file, line, "%s", message.c_str());
   return Status(code, message);
 }
 

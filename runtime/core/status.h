@@ -48,8 +48,10 @@ class Status {
   std::string message_;
 };
 
-// Logs the message at error level and returns the status.
-Status error(int32_t code, const std::string& message);
+// Logs the message at error level with the caller's source location (not
+// this helper's) and returns the status.
+Status error(int32_t code, const std::string& message, const char* file = __builtin_FILE(),
+             int line = __builtin_LINE());
 
 #define OBPU_RETURN_IF_ERROR(expr)          \
   do {                                      \

@@ -32,8 +32,9 @@ int32_t to_ucp(int32_t c) {
   }
 }
 
-int32_t fail(int32_t code, const std::string& msg) {
-  OBPU_LOGE("%s", msg.c_str());
+int32_t fail(int32_t code, const std::string& msg, const char* file, int line) {
+  if (::openbpu::log::enabled(::openbpu::log::Level::kError))
+    ::openbpu::log::write(::openbpu::log::Level::kError, file, line, "%s", msg.c_str());
   return code;
 }
 

@@ -16,8 +16,9 @@ namespace openbpu::ucp {
 int32_t to_ucp(int32_t internal_code);
 inline int32_t to_ucp(const rt::Status& st) { return to_ucp(st.code()); }
 
-// Logs "<msg>" at error level and returns code.
-int32_t fail(int32_t code, const std::string& msg);
+// Logs "<msg>" at error level with the caller's source location and returns
+// code.
+int32_t fail(int32_t code, const std::string& msg, const char* file = __builtin_FILE(), int line = __builtin_LINE());
 
 // Description of a UCP code (hbUCPGetErrorDesc, hbDNNGetErrorDesc).
 const char* error_desc(int32_t code);

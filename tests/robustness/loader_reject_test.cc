@@ -288,6 +288,45 @@ TEST(LoaderReject, TruncationWithConsistentHeader) {
   }
 }
 
+// ===========================================================================
+// Log lines name where the error arose (issue 15, finding 12: every line said
+// status.cc:9, the logging helper's own line).
+
+// "file:line" of the first error line of a log ("" if none).
+std::string error_location(const std::string& log) {
+  const std::string tag = "[E][DNN][";
+  const size_t at = log.find(tag);
+  if (at == std::string::npos) return "";
+  const size_t from = at + tag.size();
+  return log.substr(from, log.find(']', from) - from);
+}
+
+std::string captured_error_location(const std::function<void()>& call) {
+  ::testing::internal::CaptureStderr();
+  call();
+  return error_location(::testing::internal::GetCapturedStderr());
+}
+
+TEST(LoaderReject, LogLinesCarryTheirSourceLocation) {
+  TempDir dir;
+  // Three checks of FileData::open: three lines of loader.cc.
+  const std::string missing = error_location(load_files({dir.path() + "/does_not_exist.bin"}).log);
+  const std::string folder = error_location(load_files({dir.mkdir("a_directory.bin")}).log);
+  const std::string empty = error_location(load_files({dir.write("empty.bin", {})}).log);
+  for (const std::string& l : {missing, folder, empty}) EXPECT_EQ(l.rfind("loader.cc:", 0), 0u) << l;
+  EXPECT_NE(missing, folder);
+  EXPECT_NE(folder, empty);
+  EXPECT_NE(missing, empty);
+  // C API argument checks: the line of each check, not the helper's.
+  int32_t count = 0;
+  const std::string inputs = captured_error_location([&] { hbDNNGetInputCount(&count, nullptr); });
+  const std::string release = captured_error_location([] { hbDNNRelease(nullptr); });
+  EXPECT_FALSE(inputs.empty());
+  EXPECT_FALSE(release.empty());
+  EXPECT_NE(inputs, release);
+  for (const std::string& l : {missing, inputs, release}) EXPECT_EQ(l.find("status.cc"), std::string::npos) << l;
+}
+
 TEST(LoaderReject, BadMagic) {
   for (size_t i = 0; i < 8; ++i) {
     Bytes b = tiny();
