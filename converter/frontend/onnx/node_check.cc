@@ -11,19 +11,23 @@ namespace openbpu::cvt::onnxio {
 
 namespace {
 
-// An integer attribute (or each element of an integer list) and its minimum.
+// An integer attribute (or each element of an integer list) and its range.
+// The maxima keep ONNX's size arithmetic (dilation * (kernel - 1), blocksize
+// squared) far from int64 overflow; the runtime's dimensions stop at 2^24.
 struct IntRule {
   const char* attr;
   bool list;
-  int64_t min;
+  int64_t min, max;
 };
 
+constexpr int64_t kMaxDim = int64_t{1} << 24;
 // Operators with a sliding window: ONNX computes output sizes with these.
 const std::vector<IntRule> kWindowRules = {
-    {"kernel_shape", true, 1}, {"strides", true, 1},        {"dilations", true, 1}, {"pads", true, 0},
-    {"output_padding", true, 0}, {"output_shape", true, 1}, {"group", false, 1},
+    {"kernel_shape", true, 1, kMaxDim},   {"strides", true, 1, kMaxDim},      {"dilations", true, 1, kMaxDim},
+    {"pads", true, 0, kMaxDim},           {"output_padding", true, 0, kMaxDim}, {"output_shape", true, 1, kMaxDim},
+    {"group", false, 1, kMaxDim},
 };
-const std::vector<IntRule> kBlockRules = {{"blocksize", false, 1}};
+const std::vector<IntRule> kBlockRules = {{"blocksize", false, 1, 4096}};
 
 const std::vector<IntRule>* rules_for(const std::string& op) {
   static const char* const windowed[] = {"Conv",    "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",
@@ -58,23 +62,55 @@ bool check_int_rules(const onnx::NodeProto& n, const std::vector<IntRule>& rules
     const std::vector<int64_t> v = r.list ? std::vector<int64_t>(a->ints().begin(), a->ints().end())
                                           : std::vector<int64_t>{a->i()};
     for (int64_t x : v)
-      if (x < r.min) {
-        *why = std::string("attribute '") + r.attr + "' has the value " + std::to_string(x) + " (at least " +
-               std::to_string(r.min) + " expected)";
+      if (x < r.min || x > r.max) {
+        *why = std::string("attribute '") + r.attr + "' has the value " + std::to_string(x) + " (" +
+               std::to_string(r.min) + ".." + std::to_string(r.max) + " expected)";
         return false;
       }
   }
   return true;
 }
 
-// kernel_shape, strides and dilations of one length k (8 at most), pads 2k.
-bool check_window_counts(const onnx::NodeProto& n, std::string* why) {
+// Index of the weight input of the convolutions (-1: none).
+int weight_input(const std::string& op) {
+  if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" || op == "DeformConv") return 1;
+  if (op == "QLinearConv") return 3;
+  return -1;
+}
+
+int rank_of(const onnx::NodeProto& n, int input, const KnownRanks& ranks) {
+  if (input < 0 || input >= n.input_size()) return -1;
+  const auto it = ranks.find(n.input(input));
+  return it == ranks.end() ? -1 : it->second;
+}
+
+// The data input and the weights of known rank agree with each other and
+// have at least one spatial axis; k is then their number of spatial axes.
+bool check_window_ranks(const onnx::NodeProto& n, const KnownRanks& ranks, int64_t* k, std::string* why) {
+  const int data = rank_of(n, 0, ranks), weight = rank_of(n, weight_input(n.op_type()), ranks);
+  for (const auto& [r, what] : {std::pair<int, const char*>{data, "data input"}, {weight, "weight"}})
+    if (r >= 0 && (r < 3 || r > 10)) {
+      *why = std::string("the ") + what + " has rank " + std::to_string(r) + " (3..10 expected)";
+      return false;
+    }
+  if (data >= 0 && weight >= 0 && data != weight) {
+    *why = "the data input has rank " + std::to_string(data) + ", the weight rank " + std::to_string(weight);
+    return false;
+  }
+  *k = data >= 0 ? data - 2 : weight >= 0 ? weight - 2 : -1;
+  return true;
+}
+
+// kernel_shape, strides and dilations of one length k (8 at most; the
+// spatial axes when the ranks are known), pads 2k.
+bool check_window_counts(const onnx::NodeProto& n, const KnownRanks& ranks, std::string* why) {
   const onnx::AttributeProto* pads = find(n, "pads");
   if (pads && pads->ints_size() % 2 != 0) {
     *why = "attribute 'pads' has " + std::to_string(pads->ints_size()) + " values (begin and end per axis expected)";
     return false;
   }
   int64_t k = -1;
+  if (!check_window_ranks(n, ranks, &k, why)) return false;
   for (const char* name : {"kernel_shape", "strides", "dilations", "output_padding"}) {
     const onnx::AttributeProto* a = find(n, name);
     if (a == nullptr) continue;
@@ -95,7 +131,8 @@ bool check_window_counts(const onnx::NodeProto& n, std::string* why) {
 
 }  // namespace
 
-bool check_node_attributes(const onnx::NodeProto& n, const std::string& name, std::string* error) {
+bool check_node_attributes(const onnx::NodeProto& n, const std::string& name, const KnownRanks& ranks,
+                           std::string* error) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return true;
   std::string why;
   for (const char* g : required_graphs(n.op_type())) {
@@ -107,7 +144,7 @@ bool check_node_attributes(const onnx::NodeProto& n, const std::string& name, st
   }
   const std::vector<IntRule>* rules = rules_for(n.op_type());
   if (why.empty() && rules != nullptr && check_int_rules(n, *rules, &why) && rules == &kWindowRules)
-    check_window_counts(n, &why);
+    check_window_counts(n, ranks, &why);
   if (why.empty()) return true;
   *error = "node '" + name + "' (" + n.op_type() + "): " + why;
   return false;

@@ -6,6 +6,7 @@
 #ifndef OPENBPU_CONVERTER_FRONTEND_ONNX_NODE_CHECK_H_
 #define OPENBPU_CONVERTER_FRONTEND_ONNX_NODE_CHECK_H_
 
+#include <map>
 #include <string>
 
 namespace onnx {
@@ -14,10 +15,18 @@ class NodeProto;
 
 namespace openbpu::cvt::onnxio {
 
+// Ranks of the values known before shape inference (initializers, graph
+// inputs with a shape), by name.
+using KnownRanks = std::map<std::string, int>;
+
 // False with a message naming the node (`name`, as imported), its operator
 // and the attribute when an attribute is out of range, of the wrong type or
-// inconsistent with the others, or a required subgraph is missing.
-bool check_node_attributes(const onnx::NodeProto& n, const std::string& name, std::string* error);
+// inconsistent with the others or with the known ranks of the node's data
+// input and weights (ONNX's convolution inference reads attributes per
+// spatial axis of one and kernel sizes from the other), or a required
+// subgraph is missing.
+bool check_node_attributes(const onnx::NodeProto& n, const std::string& name, const KnownRanks& ranks,
+                           std::string* error);
 
 }  // namespace openbpu::cvt::onnxio
 

@@ -215,7 +215,7 @@ std::string encode_native(const Value& v) {
   return s.str();
 }
 
-bool decode_native(const std::string& text, Value* v) {
+bool decode_fields(const std::string& text, Value* v) {
   std::vector<std::string> f;
   std::stringstream ss(text);
   std::string t;
@@ -238,6 +238,16 @@ bool decode_native(const std::string& text, Value* v) {
   v->has_shape = true;
   if (!rt::is_image_type(v->rt_type)) v->shape = v->aligned;
   return true;
+}
+
+// A native value description from the model's metadata (any text: numbers
+// that do not parse make it invalid, not an exception).
+bool decode_native(const std::string& text, Value* v) {
+  try {
+    return decode_fields(text, v);
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 // No name of the graph holds a NUL byte (the runtime refuses such models and
@@ -454,6 +464,10 @@ bool import_model(const onnx::ModelProto& m, const std::string& base_dir, Graph*
   std::set<std::string> named;
   for (const auto& np : graph.node())
     if (!np.name().empty()) named.insert(np.name());
+  KnownRanks ranks;  // for the attribute checks
+  for (const auto& t : graph.initializer()) ranks[t.name()] = t.dims_size();
+  for (const auto& in : graph.input())
+    if (in.type().tensor_type().has_shape()) ranks[in.name()] = in.type().tensor_type().shape().dim_size();
   int unnamed = 0;
   for (const auto& np : graph.node()) {
     Node n;
@@ -469,7 +483,7 @@ bool import_model(const onnx::ModelProto& m, const std::string& base_dir, Graph*
     }
     n.inputs.assign(np.input().begin(), np.input().end());
     n.outputs.assign(np.output().begin(), np.output().end());
-    if (!check_node_attributes(np, n.name, error) || !attrs_from_node(np, &n.attrs, error)) return false;
+    if (!check_node_attributes(np, n.name, ranks, error) || !attrs_from_node(np, &n.attrs, error)) return false;
     if (n.op_type == "Constant" && n.domain.empty() && n.outputs.size() == 1) {
       // Constants become values right away.
       Value v;
