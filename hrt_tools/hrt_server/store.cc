@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 
@@ -55,6 +56,14 @@ bool BlobStore::open(const std::string& root, std::string* error) {
     ::mkdir(root_.substr(0, p).c_str(), 0700);  // parents (errors show below)
   if (!make_dir(root_, error) || !make_dir(root_ + "/blobs", error) || !make_dir(root_ + "/partial", error))
     return false;
+  // Absolute: runs start in their own folder and link blobs from there.
+  char* abs = ::realpath(root_.c_str(), nullptr);
+  if (abs == nullptr) {
+    *error = "cache folder '" + root_ + "': " + std::strerror(errno);
+    return false;
+  }
+  root_ = abs;
+  std::free(abs);
   remove_tree(root_ + "/runs");
   return make_dir(root_ + "/runs", error);
 }

@@ -411,8 +411,9 @@ def verifier(args):
 
 @contextlib.contextmanager
 def hrt_server(bindir, work):
-    """An hrt_server on loopback (the board of hb_verifier -b): yields
-    (HOST:PORT, token file); stops it and checks its clean exit."""
+    """An hrt_server on loopback (the board of hb_verifier -b; its cache
+    folder relative to its working folder): yields (HOST:PORT, token file);
+    stops it and checks its clean exit."""
     d = os.path.join(work, "hrt_server")
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -422,8 +423,8 @@ def hrt_server(bindir, work):
     os.close(fd)
     port_file = os.path.join(d, "port")
     srv = subprocess.Popen([os.path.join(bindir, "hrt_server"), "--port=0", "--bind=127.0.0.1", "--token_file=" + token,
-                            "--cache_dir=" + os.path.join(d, "cache"), "--port_file=" + port_file],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            "--cache_dir=hrt_server/cache", "--port_file=" + port_file],
+                           cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         for _ in range(600):
             if os.path.exists(port_file) and open(port_file).read().endswith("\n"):
