@@ -175,7 +175,10 @@ char const *hbDNNGetVersion();
 /* Loads modelFileCount .bin files (each may pack several models) into one
  * packed handle. Files are verified before use; a file built by another
  * toolchain or for another BPU march gives HB_DNN_INCOMPATIBLE_MODEL, a
- * damaged one HB_DNN_INVALID_MODEL, a missing one HB_DNN_CAN_NOT_OPEN_FILE. */
+ * damaged one HB_DNN_INVALID_MODEL, a missing one or one that is not a
+ * regular file (FIFO, directory, device) HB_DNN_CAN_NOT_OPEN_FILE. The files
+ * are read into the library's memory (a file changed after loading does not
+ * affect the loaded models; the cost is the files' size). */
 int32_t hbDNNInitializeFromFiles(hbPackedDNNHandle_t *packedDNNHandle, char const **modelFileNames,
                                  int32_t modelFileCount);
 
@@ -185,7 +188,11 @@ int32_t hbDNNInitializeFromDDR(hbPackedDNNHandle_t *packedDNNHandle, const void 
                                int32_t *modelDataLengths, int32_t modelDataCount);
 
 /* Unloads every model of the pack. HB_DNN_MODEL_IS_RUNNING while tasks of the
- * pack are not released. */
+ * pack are not released (logged once per pack, so that a retry loop does not
+ * flood the log). Calls on the pack's handles that other threads are making
+ * when it is released complete normally; the memory is freed after the last
+ * of them returns, and later calls with its handles fail with
+ * HB_DNN_INVALID_*_HANDLE. */
 int32_t hbDNNRelease(hbPackedDNNHandle_t packedDNNHandle);
 
 int32_t hbDNNGetModelNameList(char const ***modelNameList, int32_t *modelNameCount,

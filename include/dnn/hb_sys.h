@@ -67,7 +67,9 @@ int32_t hbSysWriteMem(hbSysMem *dest, char *src, uint32_t size);
 int32_t hbSysReadMem(char *dest, hbSysMem *src, uint32_t size);
 
 /* Frees memory from hbSysAllocMem / hbSysAllocCachedMem.
- * Errors: HB_SYS_INVALID_ARGUMENT (NULL or not an allocation of this library). */
+ * Errors: HB_SYS_INVALID_ARGUMENT (NULL or not an allocation of this library;
+ * also, logged "used by a task", while a task that has not finished uses the
+ * memory as an input or output: wait for the task or release it first). */
 int32_t hbSysFreeMem(hbSysMem *mem);
 
 /* Deprecated, kept for compatibility: registers external memory whose physical

@@ -37,7 +37,8 @@ int32_t hbUCPMallocCached(hbUCPSysMem *mem, uint64_t size, int32_t deviceId);
 int32_t hbUCPMemFlush(hbUCPSysMem const *mem, int32_t flag);
 
 /* Frees memory from hbUCPMalloc/hbUCPMallocCached and zeroes *mem;
- * HB_UCP_MEM_FREE_FAIL for memory the library did not allocate. */
+ * HB_UCP_MEM_FREE_FAIL for memory the library did not allocate, and while a
+ * task that has not finished uses it. */
 int32_t hbUCPFree(hbUCPSysMem *mem);
 
 #ifdef __cplusplus

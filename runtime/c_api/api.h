@@ -4,6 +4,7 @@
 #define OPENBPU_RUNTIME_C_API_API_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "dnn/hb_dnn.h"
@@ -18,8 +19,10 @@ namespace openbpu::rt::capi {
 
 // Logs msg with the caller's source location and returns code.
 int32_t fail(int32_t code, const std::string& msg, const char* file = __builtin_FILE(), int line = __builtin_LINE());
-// Model behind a handle, or nullptr when the handle is not a live model.
-Model* model_of(hbDNNHandle_t h);
+// Model behind a handle, pinned for as long as the caller holds the result
+// (its pack is not freed under the call), or nullptr when the handle is not a
+// live model.
+std::shared_ptr<Model> model_of(hbDNNHandle_t h);
 void fill_properties(const TensorDesc& d, hbDNNTensorProperties* p);
 
 // A user tensor (hbDNNInfer's input/output) as the engine's buffer

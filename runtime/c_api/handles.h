@@ -8,12 +8,17 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "runtime/engine/engine.h"
 #include "runtime/loader/model.h"
 
 namespace openbpu::rt::capi {
+
+// A model or pack looked up from a handle, pinned: the pack is freed after
+// the last pin is dropped, so a release racing a call (or a task) never frees
+// what the call reads. Every C API call holds its pin until it returns.
+using ModelPin = std::shared_ptr<Model>;
+using PackPin = std::shared_ptr<Pack>;
 
 class Registry {
  public:
@@ -23,30 +28,38 @@ class Registry {
   }
 
   void add_pack(std::unique_ptr<Pack> pack) {
+    PackPin shared(std::move(pack));
     std::lock_guard<std::mutex> lk(mu_);
-    for (auto& m : pack->models) models_.insert(m.get());
-    Pack* raw = pack.get();
-    packs_[raw] = std::move(pack);
+    for (auto& m : shared->models) models_[m.get()] = shared;
+    packs_[shared.get()] = shared;
   }
-  Pack* pack(void* h) {
+  PackPin pack(void* h) {
     std::lock_guard<std::mutex> lk(mu_);
     auto it = packs_.find(static_cast<Pack*>(h));
-    return it == packs_.end() ? nullptr : it->second.get();
+    return it == packs_.end() ? nullptr : it->second;
   }
-  // Removes and returns the pack (the caller destroys it outside the lock).
-  std::unique_ptr<Pack> take_pack(Pack* p) {
-    std::lock_guard<std::mutex> lk(mu_);
-    auto it = packs_.find(p);
-    if (it == packs_.end()) return nullptr;
-    for (auto& m : p->models) models_.erase(m.get());
-    auto owned = std::move(it->second);
-    packs_.erase(it);
-    return owned;
+  // hbDNNRelease: unregisters the pack unless tasks still count against it
+  // (Pack::close); kNotFound, kRunning or kReleased. The pack is destroyed
+  // when the last pin goes (at once when no call uses it), outside the lock.
+  enum class Release { kNotFound, kRunning, kReleased };
+  Release release_pack(void* h, int* live_tasks, bool* log_refusal) {
+    PackPin owned;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      auto it = packs_.find(static_cast<Pack*>(h));
+      if (it == packs_.end()) return Release::kNotFound;
+      *live_tasks = it->second->close(log_refusal);
+      if (*live_tasks > 0) return Release::kRunning;
+      for (auto& m : it->second->models) models_.erase(m.get());
+      owned = std::move(it->second);
+      packs_.erase(it);
+    }
+    return Release::kReleased;
   }
-  Model* model(void* h) {
+  ModelPin model(void* h) {
     std::lock_guard<std::mutex> lk(mu_);
     auto it = models_.find(static_cast<Model*>(h));
-    return it == models_.end() ? nullptr : *it;
+    return it == models_.end() ? nullptr : ModelPin(it->second, it->first);
   }
 
   void add_task(const std::shared_ptr<Task>& t) {
@@ -69,8 +82,8 @@ class Registry {
 
  private:
   std::mutex mu_;
-  std::unordered_map<Pack*, std::unique_ptr<Pack>> packs_;
-  std::unordered_set<Model*> models_;
+  std::unordered_map<Pack*, PackPin> packs_;
+  std::unordered_map<Model*, PackPin> models_;  // a model's pack
   std::unordered_map<Task*, std::shared_ptr<Task>> tasks_;
 };
 

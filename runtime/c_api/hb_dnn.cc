@@ -22,6 +22,8 @@ using openbpu::rt::Code;
 using openbpu::rt::Model;
 using openbpu::rt::Pack;
 using openbpu::rt::Status;
+using openbpu::rt::capi::ModelPin;
+using openbpu::rt::capi::PackPin;
 using openbpu::rt::capi::Registry;
 
 static_assert(int32_t{HB_DNN_SUCCESS} == int32_t{Code::kOk} && int32_t{HB_DNN_INVALID_ARGUMENT} == int32_t{Code::kInvalidArgument} &&
@@ -52,7 +54,7 @@ int32_t fail(int32_t code, const std::string& msg, const char* file, int line) {
   return code;
 }
 
-Model* model_of(hbDNNHandle_t h) { return h == nullptr ? nullptr : Registry::get().model(h); }
+ModelPin model_of(hbDNNHandle_t h) { return h == nullptr ? nullptr : Registry::get().model(h); }
 
 void fill_properties(const TensorDesc& d, hbDNNTensorProperties* p) {
   std::memset(p, 0, sizeof(*p));
@@ -172,12 +174,19 @@ OBPU_API int32_t hbDNNInitializeFromDDR(hbPackedDNNHandle_t* packedDNNHandle, co
 }
 
 OBPU_API int32_t hbDNNRelease(hbPackedDNNHandle_t packedDNNHandle) {
-  Pack* p = packedDNNHandle == nullptr ? nullptr : Registry::get().pack(packedDNNHandle);
-  if (p == nullptr) return fail(HB_DNN_INVALID_PACKED_DNN_HANDLE, "hbDNNRelease: invalid packed handle");
-  if (p->live_tasks.load() > 0)
-    return fail(HB_DNN_MODEL_IS_RUNNING, "hbDNNRelease: " + std::to_string(p->live_tasks.load()) +
-                                             " task(s) of this pack are not released yet");
-  std::unique_ptr<Pack> owned = Registry::get().take_pack(p);
+  int live = 0;
+  bool log_refusal = false;
+  const Registry::Release r = packedDNNHandle == nullptr
+                                  ? Registry::Release::kNotFound
+                                  : Registry::get().release_pack(packedDNNHandle, &live, &log_refusal);
+  if (r == Registry::Release::kNotFound)
+    return fail(HB_DNN_INVALID_PACKED_DNN_HANDLE, "hbDNNRelease: invalid packed handle");
+  if (r == Registry::Release::kRunning) {
+    // Logged once per pack: applications retry in a loop.
+    if (!log_refusal) return HB_DNN_MODEL_IS_RUNNING;
+    return fail(HB_DNN_MODEL_IS_RUNNING, "hbDNNRelease: " + std::to_string(live) +
+                                             " task(s) of this pack are not released yet (logged once per pack)");
+  }
   return HB_DNN_SUCCESS;
 }
 
@@ -185,7 +194,7 @@ OBPU_API int32_t hbDNNGetModelNameList(char const*** modelNameList, int32_t* mod
                                        hbPackedDNNHandle_t packedDNNHandle) {
   if (modelNameList == nullptr || modelNameCount == nullptr)
     return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetModelNameList: NULL argument");
-  Pack* p = packedDNNHandle == nullptr ? nullptr : Registry::get().pack(packedDNNHandle);
+  const PackPin p = packedDNNHandle == nullptr ? nullptr : Registry::get().pack(packedDNNHandle);
   if (p == nullptr) return fail(HB_DNN_INVALID_PACKED_DNN_HANDLE, "hbDNNGetModelNameList: invalid packed handle");
   *modelNameList = const_cast<char const**>(p->name_list.data());
   *modelNameCount = static_cast<int32_t>(p->name_list.size());
@@ -196,7 +205,7 @@ OBPU_API int32_t hbDNNGetModelHandle(hbDNNHandle_t* dnnHandle, hbPackedDNNHandle
                                      char const* modelName) {
   if (dnnHandle == nullptr || modelName == nullptr)
     return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetModelHandle: NULL argument");
-  Pack* p = packedDNNHandle == nullptr ? nullptr : Registry::get().pack(packedDNNHandle);
+  const PackPin p = packedDNNHandle == nullptr ? nullptr : Registry::get().pack(packedDNNHandle);
   if (p == nullptr) return fail(HB_DNN_INVALID_PACKED_DNN_HANDLE, "hbDNNGetModelHandle: invalid packed handle");
   for (auto& m : p->models)
     if (m->name == modelName) {
@@ -207,7 +216,7 @@ OBPU_API int32_t hbDNNGetModelHandle(hbDNNHandle_t* dnnHandle, hbPackedDNNHandle
 }
 
 #define OBPU_GET_MODEL(fn, h)                                                  \
-  Model* m = model_of(h);                                                      \
+  const ModelPin m = model_of(h);                                              \
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, fn ": invalid model handle")
 
 OBPU_API int32_t hbDNNGetInputCount(int32_t* inputCount, hbDNNHandle_t dnnHandle) {
@@ -296,7 +305,7 @@ OBPU_API int32_t hbDNNInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output,
   for (size_t i = 0; i < outs.size(); ++i)
     if ((rc = to_io((*output)[i], "output", i, &outs[i])) != HB_DNN_SUCCESS) return rc;
   const bool is_new = !task;
-  const Status st = openbpu::rt::submit_run(&task, m, ins, outs, ctrl, inferCtrlParam->more != 0);
+  const Status st = openbpu::rt::submit_run(&task, m.get(), ins, outs, ctrl, inferCtrlParam->more != 0);
   if (!st.ok()) return st.code();
   if (is_new) {
     Registry::get().add_task(task);

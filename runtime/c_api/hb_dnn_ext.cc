@@ -43,7 +43,7 @@ void swap_bytes(uint8_t* p, int n) {
 
 OBPU_API int32_t hbDNNGetInputSource(int32_t* inputSource, hbDNNHandle_t dnnHandle, int32_t inputIndex) {
   if (inputSource == nullptr) return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetInputSource: NULL argument");
-  Model* m = model_of(dnnHandle);
+  const auto m = model_of(dnnHandle);
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "hbDNNGetInputSource: invalid model handle");
   if (inputIndex < 0 || inputIndex >= static_cast<int32_t>(m->inputs.size()))
     return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetInputSource: input index out of range");
@@ -66,7 +66,7 @@ OBPU_API int32_t hbDNNGetInputDesc(char const** desc, uint32_t* size, int32_t* t
                                    int32_t inputIndex) {
   if (desc == nullptr || size == nullptr || type == nullptr)
     return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetInputDesc: NULL argument");
-  Model* m = model_of(dnnHandle);
+  const auto m = model_of(dnnHandle);
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "hbDNNGetInputDesc: invalid model handle");
   if (inputIndex < 0 || inputIndex >= static_cast<int32_t>(m->inputs.size()))
     return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetInputDesc: input index out of range");
@@ -77,7 +77,7 @@ OBPU_API int32_t hbDNNGetOutputDesc(char const** desc, uint32_t* size, int32_t* 
                                     int32_t outputIndex) {
   if (desc == nullptr || size == nullptr || type == nullptr)
     return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetOutputDesc: NULL argument");
-  Model* m = model_of(dnnHandle);
+  const auto m = model_of(dnnHandle);
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "hbDNNGetOutputDesc: invalid model handle");
   if (outputIndex < 0 || outputIndex >= static_cast<int32_t>(m->outputs.size()))
     return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetOutputDesc: output index out of range");
@@ -87,14 +87,14 @@ OBPU_API int32_t hbDNNGetOutputDesc(char const** desc, uint32_t* size, int32_t* 
 OBPU_API int32_t hbDNNGetModelDesc(char const** desc, uint32_t* size, int32_t* type, hbDNNHandle_t dnnHandle) {
   if (desc == nullptr || size == nullptr || type == nullptr)
     return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetModelDesc: NULL argument");
-  Model* m = model_of(dnnHandle);
+  const auto m = model_of(dnnHandle);
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "hbDNNGetModelDesc: invalid model handle");
   return give_desc(m->desc, desc, size, type);
 }
 
 OBPU_API int32_t hbDNNGetOutputOperatorType(int32_t* operatorType, hbDNNHandle_t dnnHandle, int32_t outputIndex) {
   if (operatorType == nullptr) return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetOutputOperatorType: NULL argument");
-  Model* m = model_of(dnnHandle);
+  const auto m = model_of(dnnHandle);
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "hbDNNGetOutputOperatorType: invalid model handle");
   if (outputIndex < 0 || outputIndex >= static_cast<int32_t>(m->outputs.size()))
     return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetOutputOperatorType: output index out of range");
@@ -104,7 +104,7 @@ OBPU_API int32_t hbDNNGetOutputOperatorType(int32_t* operatorType, hbDNNHandle_t
 
 OBPU_API int32_t hbDNNGetEstimateLatency(int32_t* estimateLatency, hbDNNHandle_t dnnHandle) {
   if (estimateLatency == nullptr) return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetEstimateLatency: NULL argument");
-  Model* m = model_of(dnnHandle);
+  const auto m = model_of(dnnHandle);
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "hbDNNGetEstimateLatency: invalid model handle");
   *estimateLatency = static_cast<int32_t>(m->estimated_latency_us);  // <= INT32_MAX (loader)
   return HB_DNN_SUCCESS;
@@ -135,7 +135,7 @@ OBPU_API int32_t hbDNNGetTaskEstimateStartTime(int32_t* estimateTime, hbDNNInfer
 
 OBPU_API int32_t hbDNNGetModelTag(char const** tag, hbDNNHandle_t dnnHandle) {
   if (tag == nullptr) return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetModelTag: NULL argument");
-  Model* m = model_of(dnnHandle);
+  const auto m = model_of(dnnHandle);
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "hbDNNGetModelTag: invalid model handle");
   *tag = m->tag.c_str();
   return HB_DNN_SUCCESS;

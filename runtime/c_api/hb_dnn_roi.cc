@@ -17,7 +17,7 @@ OBPU_API int32_t hbDNNRoiInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** outp
   if (taskHandle == nullptr || output == nullptr || *output == nullptr || input == nullptr || rois == nullptr ||
       inferCtrlParam == nullptr)
     return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNRoiInfer: NULL argument");
-  Model* m = model_of(dnnHandle);
+  const auto m = model_of(dnnHandle);
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "hbDNNRoiInfer: invalid model handle");
   int resizers = 0;
   for (const auto& in : m->inputs) resizers += in.source == HB_DNN_INPUT_FROM_RESIZER ? 1 : 0;

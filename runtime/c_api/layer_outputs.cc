@@ -60,7 +60,7 @@ OBPU_API int32_t obpuInferWithLayerOutputs(hbDNNTensor** output, hbDNNTensor con
                                            obpuLayerOutputCallback callback, void* userData) {
   if (output == nullptr || *output == nullptr || input == nullptr || callback == nullptr)
     return fail(HB_DNN_INVALID_ARGUMENT, "obpuInferWithLayerOutputs: NULL argument");
-  Model* m = model_of(dnnHandle);
+  const auto m = model_of(dnnHandle);
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "obpuInferWithLayerOutputs: invalid model handle");
   std::vector<IoBuffer> ins(m->inputs.size()), outs(m->outputs.size());
   int32_t rc = HB_DNN_SUCCESS;
@@ -71,7 +71,7 @@ OBPU_API int32_t obpuInferWithLayerOutputs(hbDNNTensor** output, hbDNNTensor con
   CtrlParam ctrl;
   ctrl.observer = std::make_shared<CallbackObserver>(callback, userData);
   std::shared_ptr<Task> task;
-  const Status st = submit_run(&task, m, ins, outs, ctrl, false);
+  const Status st = submit_run(&task, m.get(), ins, outs, ctrl, false);
   if (!st.ok()) return st.code();
   const Status done = wait_task(task.get(), 0);
   release_task(task);

@@ -32,7 +32,7 @@ OBPU_API int32_t obpuProfilerStop(void) { return openbpu::rt::profiler::stop().c
 
 OBPU_API int32_t obpuGetModelMarch(char const** march, void* dnnHandle) {
   if (march == nullptr) return fail(HB_DNN_INVALID_ARGUMENT, "obpuGetModelMarch: NULL argument");
-  Model* m = model_of(dnnHandle);
+  const auto m = model_of(dnnHandle);
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "obpuGetModelMarch: invalid model handle");
   *march = m->march.c_str();
   return HB_DNN_SUCCESS;
@@ -40,7 +40,7 @@ OBPU_API int32_t obpuGetModelMarch(char const** march, void* dnnHandle) {
 
 OBPU_API int32_t obpuGetModelMetadata(char const** value, void* dnnHandle, char const* key) {
   if (value == nullptr || key == nullptr) return fail(HB_DNN_INVALID_ARGUMENT, "obpuGetModelMetadata: NULL argument");
-  Model* m = model_of(dnnHandle);
+  const auto m = model_of(dnnHandle);
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "obpuGetModelMetadata: invalid model handle");
   auto it = m->metadata.find(key);
   *value = it == m->metadata.end() ? nullptr : it->second.c_str();
@@ -49,7 +49,7 @@ OBPU_API int32_t obpuGetModelMetadata(char const** value, void* dnnHandle, char 
 
 OBPU_API int32_t obpuGetBpuCoreNum(int32_t* coreNum, void* dnnHandle) {
   if (coreNum == nullptr) return fail(HB_DNN_INVALID_ARGUMENT, "obpuGetBpuCoreNum: NULL argument");
-  Model* m = model_of(dnnHandle);
+  const auto m = model_of(dnnHandle);
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "obpuGetBpuCoreNum: invalid model handle");
   *coreNum = m->device->info().cores;
   return HB_DNN_SUCCESS;
@@ -57,7 +57,7 @@ OBPU_API int32_t obpuGetBpuCoreNum(int32_t* coreNum, void* dnnHandle) {
 
 OBPU_API int32_t obpuGetModelCoreNum(int32_t* coreNum, void* dnnHandle) {
   if (coreNum == nullptr) return fail(HB_DNN_INVALID_ARGUMENT, "obpuGetModelCoreNum: NULL argument");
-  Model* m = model_of(dnnHandle);
+  const auto m = model_of(dnnHandle);
   if (m == nullptr) return fail(HB_DNN_INVALID_DNN_HANDLE, "obpuGetModelCoreNum: invalid model handle");
   *coreNum = m->core_num;
   return HB_DNN_SUCCESS;

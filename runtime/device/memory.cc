@@ -14,6 +14,7 @@ namespace {
 struct Alloc {
   drv::DmaBuffer buffer;
   drv::Device* device = nullptr;
+  int pins = 0;  // tasks using it
 };
 
 std::mutex g_mu;
@@ -23,13 +24,13 @@ std::map<uintptr_t, Alloc>& allocs() {
 }
 
 // The allocation containing [p, p + size), or nullptr (g_mu held).
-const Alloc* find_containing(const void* p, uint64_t size) {
+Alloc* find_containing(const void* p, uint64_t size) {
   const auto a = reinterpret_cast<uintptr_t>(p);
   auto& m = allocs();
   auto it = m.upper_bound(a);
   if (it == m.begin()) return nullptr;
   --it;
-  const Alloc& al = it->second;
+  Alloc& al = it->second;
   const uintptr_t base = reinterpret_cast<uintptr_t>(al.buffer.vir);
   if (a < base || a - base > al.buffer.size || size > al.buffer.size - (a - base)) return nullptr;
   return &al;
@@ -73,11 +74,29 @@ Status release(const void* p) {
     auto it = allocs().find(reinterpret_cast<uintptr_t>(p));
     if (it == allocs().end())
       return Status(kInvalidArgument, "the memory to free was not allocated by this library (or is freed already)");
+    if (it->second.pins > 0)
+      return Status(kApiUseError, "the memory is used by a task that has not finished (" +
+                                      std::to_string(it->second.pins) +
+                                      " use(s)); wait for the task or release it first");
     al = it->second;
     allocs().erase(it);
   }
   al.device->free(al.buffer);
   return Status::Ok();
+}
+
+uintptr_t pin(const void* p) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  Alloc* a = find_containing(p, 1);
+  if (a == nullptr) return 0;
+  ++a->pins;
+  return reinterpret_cast<uintptr_t>(a->buffer.vir);
+}
+
+void unpin(uintptr_t base) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  auto it = allocs().find(base);
+  if (it != allocs().end() && it->second.pins > 0) --it->second.pins;
 }
 
 }  // namespace openbpu::rt::memory

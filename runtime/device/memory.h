@@ -22,8 +22,15 @@ Status allocate(uint64_t size, bool cached, drv::DmaBuffer* out);
 Status flush(const void* p, uint64_t size, bool clean);
 
 // Frees the allocation starting at p. kInvalidArgument when p does not start
-// one (never allocated, or freed already).
+// one (never allocated, or freed already); kApiUseError when a task that has
+// not stopped uses it (pinned).
 Status release(const void* p);
+
+// A task binds a buffer: pins the allocation holding p (release() refuses
+// it until unpinned) and returns its base, or 0 when no allocation of this
+// module holds p (user memory of another origin is the caller's to keep).
+uintptr_t pin(const void* p);
+void unpin(uintptr_t base);
 
 }  // namespace openbpu::rt::memory
 

@@ -10,6 +10,7 @@
 
 #include "runtime/core/env.h"
 #include "runtime/core/log.h"
+#include "runtime/device/memory.h"
 #include "runtime/engine/layer_run.h"
 #include "runtime/engine/thread_pool.h"
 #include "runtime/profiler/profiler.h"
@@ -54,7 +55,22 @@ struct Run {
   std::vector<Copy> in_copies, out_copies;
   size_t next_segment = 0;
   bool inputs_ready = false;
+  // Allocations of hbSysAllocMem holding the user's buffers, pinned until the
+  // task stops (hbSysFreeMem refuses to free them meanwhile).
+  std::vector<uintptr_t> pinned;
 };
+
+void pin_buffers(const std::vector<IoBuffer>& buffers, Run* run) {
+  for (const IoBuffer& b : buffers)
+    for (int plane = 0; plane < 2; ++plane)
+      if (b.data[plane] != nullptr)
+        if (const uintptr_t base = memory::pin(b.data[plane]); base != 0) run->pinned.push_back(base);
+}
+
+void unpin_buffers(Run* run) {
+  for (uintptr_t base : run->pinned) memory::unpin(base);
+  run->pinned.clear();
+}
 
 }  // namespace
 
@@ -101,7 +117,7 @@ class Task {
     for (auto& r : runs) {
       r.model->arenas->release(r.arena);
       r.arena = drv::DmaBuffer{};
-      r.model->pack->live_tasks.fetch_sub(1);
+      r.model->pack->remove_task();
     }
   }
 };
@@ -368,6 +384,7 @@ class Engine {
       for (auto& r : t->runs) {
         r.model->arenas->release(r.arena);
         r.arena = drv::DmaBuffer{};
+        unpin_buffers(&r);
       }
       t->settle_locked();
       if (t->callback && !t->callback_done) {
@@ -648,20 +665,26 @@ Status submit_run(std::shared_ptr<Task>* task, Model* model, const std::vector<I
       return error(kTaskBatchSizeExceedLimit, "a task chains at most " + std::to_string(kMaxRunsPerTask) + " runs");
     if (t->device != model->device) return error(kInvalidArgument, "models of a task must share the device");
   }
+  // Counted against the pack first: a release of the pack racing this call
+  // either happens before (the model is gone) or is refused.
+  if (!model->pack->add_task())
+    return error(kInvalidDnnHandle, "model '" + model->name + "': its pack was released");
   Run run;
-  OBPU_RETURN_IF_ERROR(make_run(model, inputs, outputs, &run));
+  Status st = make_run(model, inputs, outputs, &run);
+  if (st.ok() && !t) st = engine.admit_new();
+  if (!st.ok()) {
+    model->arenas->release(run.arena);
+    model->pack->remove_task();
+    return st;
+  }
   run.bpu_cores = run_cores(*model, ctrl.core_mask);
   if (!t) {
-    const Status st = engine.admit_new();
-    if (!st.ok()) {
-      model->arenas->release(run.arena);
-      return st;
-    }
     t = std::make_shared<Task>();
     t->ctrl = ctrl;
     t->device = model->device;
   }
-  model->pack->live_tasks.fetch_add(1);
+  pin_buffers(inputs, &run);
+  pin_buffers(outputs, &run);
   t->runs.push_back(std::move(run));
   *task = t;
   if (!more) engine.start(t);
@@ -725,6 +748,7 @@ void release_task(const std::shared_ptr<Task>& t) {
       t->state = Task::State::kDone;
       t->status = kRunTaskFailed;
       t->error = "task was cancelled before it started";
+      for (auto& r : t->runs) unpin_buffers(&r);
       if (t->callback && !t->callback_done) {
         cb = t->callback;
         t->callback_done = true;

@@ -8,7 +8,6 @@
 #include <set>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -365,13 +364,12 @@ void ArenaPool::release(const drv::DmaBuffer& buffer) {
   free_.push_back(buffer);
 }
 
-FileData::~FileData() {
-  if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
-  std::free(owned_);
-}
+FileData::~FileData() { std::free(owned_); }
 
 Status FileData::open(const std::string& path, std::unique_ptr<FileData>* out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO does not wait for a writer; the type check
+  // below refuses it (and directories and devices) before anything is read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return error(kCanNotOpenFile, "cannot open model file '" + path + "': " + std::strerror(errno));
   struct stat st {};
@@ -385,32 +383,43 @@ Status FileData::open(const std::string& path, std::unique_ptr<FileData>* out) {
     ::close(fd);
     return error(kInvalidModel, "model file '" + path + "' is empty");
   }
-  void* p = ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (p != MAP_FAILED) {
-    f->data_ = static_cast<const uint8_t*>(p);
-    f->mapped_ = true;
-  } else {
-    // No mmap (some filesystems): read it into aligned memory.
-    if (::posix_memalign(&f->owned_, 64, f->size_) != 0) {
-      ::close(fd);
-      return error(kOutOfMemory, "out of memory reading '" + path + "'");
-    }
-    size_t done = 0;
-    while (done < f->size_) {
-      const ssize_t n = ::pread(fd, static_cast<uint8_t*>(f->owned_) + done, f->size_ - done,
-                                static_cast<off_t>(done));
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    if (done != f->size_) {
-      ::close(fd);
-      return error(kCanNotOpenFile, "cannot read model file '" + path + "'");
-    }
-    f->data_ = static_cast<const uint8_t*>(f->owned_);
+  // Read into memory the runtime owns (not mapped): the loaded model keeps
+  // pointers into these bytes (constants, programs), and a file truncated or
+  // rewritten after loading must not reach them (docs/robustness.md).
+  if (::posix_memalign(&f->owned_, 64, f->size_) != 0) {
+    ::close(fd);
+    return error(kOutOfMemory, "out of memory reading '" + path + "' (" + std::to_string(f->size_) + " bytes)");
+  }
+  size_t done = 0;
+  while (done < f->size_) {
+    const ssize_t n =
+        ::pread(fd, static_cast<uint8_t*>(f->owned_) + done, f->size_ - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
   }
   ::close(fd);
+  if (done != f->size_)
+    return error(kCanNotOpenFile, "cannot read model file '" + path + "': it shrank while being read");
+  f->data_ = static_cast<const uint8_t*>(f->owned_);
   *out = std::move(f);
   return Status::Ok();
+}
+
+bool Pack::add_task() {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (closed_) return false;
+  live_tasks.fetch_add(1);
+  return true;
+}
+
+int Pack::close(bool* first_refusal) {
+  std::lock_guard<std::mutex> lk(mu_);
+  const int live = live_tasks.load();
+  *first_refusal = live > 0 && !refusal_logged_;
+  if (*first_refusal) refusal_logged_ = true;
+  if (live == 0) closed_ = true;
+  return live;
 }
 
 Status FileData::copy(const void* data, size_t size, std::unique_ptr<FileData>* out) {

@@ -100,7 +100,8 @@ class Model {
   bool is_model_output(uint32_t tensor) const;
 };
 
-// Memory holding one model file (mmap'd or copied).
+// Memory holding one model file, owned by the runtime (read or copied, never
+// mapped: a file changed after loading cannot reach a loaded model).
 class FileData {
  public:
   FileData() = default;
@@ -109,7 +110,8 @@ class FileData {
   ~FileData();
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
-  // Maps (or reads) a file; returns a status naming the file on failure.
+  // Reads a regular file (FIFOs, directories and devices are refused before
+  // any read); returns a status naming the file on failure.
   static Status open(const std::string& path, std::unique_ptr<FileData>* out);
   // Copies a memory image into 64-byte aligned storage.
   static Status copy(const void* data, size_t size, std::unique_ptr<FileData>* out);
@@ -117,7 +119,6 @@ class FileData {
  private:
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
-  bool mapped_ = false;
   void* owned_ = nullptr;
 };
 
@@ -132,7 +133,23 @@ class Pack {
   std::vector<std::string> file_desc;  // ModelFile.desc per file, in load order
   std::vector<std::unique_ptr<Model>> models;
   std::vector<const char*> name_list;
+  // Tasks created and not yet both released and stopped.
   std::atomic<int> live_tasks{0};
+
+  // Counts a new task against the pack; false when the pack was released
+  // (close() succeeded). Serialized with close(), so that a release never
+  // succeeds while a task is being created on one of its models.
+  bool add_task();
+  void remove_task() { live_tasks.fetch_sub(1); }
+  // hbDNNRelease: closes the pack when no task counts against it and
+  // returns 0; otherwise returns the number of tasks and sets *first_refusal
+  // on the first refusal only (the API logs a refusal once per pack).
+  int close(bool* first_refusal);
+
+ private:
+  std::mutex mu_;
+  bool closed_ = false;
+  bool refusal_logged_ = false;
 };
 
 // Loads model files (already in memory) into a pack: verifies each file,

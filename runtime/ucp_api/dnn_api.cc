@@ -39,18 +39,28 @@ class Views {
     std::lock_guard<std::mutex> lk(mu_);
     for (auto& m : pack->models) views_.erase(m.get());
   }
-  // The view of a live model handle, or nullptr.
-  const ModelView* find(void* handle) {
-    rt::Model* m = handle == nullptr ? nullptr : Registry::get().model(handle);
-    if (m == nullptr) return nullptr;
+  // The view of a live model handle with the model pinned (a release racing
+  // the call frees neither), or an empty pin.
+  struct Pin {
+    rt::capi::ModelPin model;
+    std::shared_ptr<const ModelView> view;
+    explicit operator bool() const { return view != nullptr; }
+    const ModelView* operator->() const { return view.get(); }
+    const ModelView& operator*() const { return *view; }
+  };
+  Pin find(void* handle) {
+    Pin pin;
+    pin.model = handle == nullptr ? nullptr : Registry::get().model(handle);
+    if (pin.model == nullptr) return pin;
     std::lock_guard<std::mutex> lk(mu_);
-    auto it = views_.find(m);
-    return it == views_.end() ? nullptr : it->second.get();
+    auto it = views_.find(pin.model.get());
+    if (it != views_.end()) pin.view = it->second;
+    return pin;
   }
 
  private:
   std::mutex mu_;
-  std::map<rt::Model*, std::unique_ptr<ModelView>> views_;
+  std::map<rt::Model*, std::shared_ptr<const ModelView>> views_;
 };
 
 int32_t load(std::vector<std::unique_ptr<rt::FileData>> files, hbDNNPackedHandle_t* out) {
@@ -97,22 +107,27 @@ int32_t initialize_from_ddr(hbDNNPackedHandle_t* packed, const void** data, int3
   return load(std::move(files), packed);
 }
 
-rt::Pack* pack_of(hbDNNPackedHandle_t h) { return h == nullptr ? nullptr : Registry::get().pack(h); }
+rt::capi::PackPin pack_of(hbDNNPackedHandle_t h) { return h == nullptr ? nullptr : Registry::get().pack(h); }
 
 int32_t release(hbDNNPackedHandle_t packed) {
-  rt::Pack* p = pack_of(packed);
+  const rt::capi::PackPin p = pack_of(packed);
   if (p == nullptr) return fail(HB_UCP_INVALID_ARGUMENT, "hbDNNRelease: invalid packed handle");
-  if (p->live_tasks.load() > 0)
-    return fail(HB_UCP_MODEL_IS_INUSE, "hbDNNRelease: " + std::to_string(p->live_tasks.load()) +
-                                           " task(s) of this pack are not released yet");
-  Views::get().remove(p);
-  std::unique_ptr<rt::Pack> owned = Registry::get().take_pack(p);
+  int live = 0;
+  bool log_refusal = false;
+  const Registry::Release r = Registry::get().release_pack(packed, &live, &log_refusal);
+  if (r == Registry::Release::kNotFound) return fail(HB_UCP_INVALID_ARGUMENT, "hbDNNRelease: invalid packed handle");
+  if (r == Registry::Release::kRunning) {
+    if (!log_refusal) return HB_UCP_MODEL_IS_INUSE;  // logged once per pack
+    return fail(HB_UCP_MODEL_IS_INUSE, "hbDNNRelease: " + std::to_string(live) +
+                                           " task(s) of this pack are not released yet (logged once per pack)");
+  }
+  Views::get().remove(p.get());
   return HB_UCP_SUCCESS;
 }
 
 int32_t get_model_name_list(char const*** list, int32_t* count, hbDNNPackedHandle_t packed) {
   if (list == nullptr || count == nullptr) return fail(HB_UCP_INVALID_ARGUMENT, "hbDNNGetModelNameList: NULL argument");
-  rt::Pack* p = pack_of(packed);
+  const rt::capi::PackPin p = pack_of(packed);
   if (p == nullptr) return fail(HB_UCP_INVALID_ARGUMENT, "hbDNNGetModelNameList: invalid packed handle");
   *list = const_cast<char const**>(p->name_list.data());
   *count = static_cast<int32_t>(p->name_list.size());
@@ -121,7 +136,7 @@ int32_t get_model_name_list(char const*** list, int32_t* count, hbDNNPackedHandl
 
 int32_t get_model_handle(hbDNNHandle_t* handle, hbDNNPackedHandle_t packed, char const* name) {
   if (handle == nullptr || name == nullptr) return fail(HB_UCP_INVALID_ARGUMENT, "hbDNNGetModelHandle: NULL argument");
-  rt::Pack* p = pack_of(packed);
+  const rt::capi::PackPin p = pack_of(packed);
   if (p == nullptr) return fail(HB_UCP_INVALID_ARGUMENT, "hbDNNGetModelHandle: invalid packed handle");
   for (auto& m : p->models)
     if (m->name == name) {
@@ -132,8 +147,8 @@ int32_t get_model_handle(hbDNNHandle_t* handle, hbDNNPackedHandle_t packed, char
 }
 
 #define OBPU_VIEW(fn, h)                                 \
-  const ModelView* v = Views::get().find(h);             \
-  if (v == nullptr) return fail(HB_UCP_INVALID_ARGUMENT, std::string(fn) + ": invalid model handle")
+  const Views::Pin v = Views::get().find(h);            \
+  if (!v) return fail(HB_UCP_INVALID_ARGUMENT, std::string(fn) + ": invalid model handle")
 
 // The index-th tensor of a list, or nullptr with the error logged.
 const ViewTensor* at(const std::vector<ViewTensor>& ts, int32_t index, const char* fn) {
@@ -233,7 +248,7 @@ int32_t get_compile_bpu_core_num(int32_t* n, hbDNNHandle_t h) {
 int32_t get_hbm_desc(char const** desc, uint32_t* size, int32_t* type, hbDNNPackedHandle_t packed, int32_t index) {
   if (desc == nullptr || size == nullptr || type == nullptr)
     return fail(HB_UCP_INVALID_ARGUMENT, "hbDNNGetHBMDesc: NULL argument");
-  rt::Pack* p = pack_of(packed);
+  const rt::capi::PackPin p = pack_of(packed);
   if (p == nullptr) return fail(HB_UCP_INVALID_ARGUMENT, "hbDNNGetHBMDesc: invalid packed handle");
   if (index < 0 || index >= static_cast<int32_t>(p->file_desc.size()))
     return fail(HB_UCP_INVALID_ARGUMENT, "hbDNNGetHBMDesc: file index " + std::to_string(index) +

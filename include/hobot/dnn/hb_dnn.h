@@ -100,8 +100,9 @@ int32_t hbDNNInitializeFromFiles(hbDNNPackedHandle_t *dnnPackedHandle, char cons
 int32_t hbDNNInitializeFromDDR(hbDNNPackedHandle_t *dnnPackedHandle, const void **modelData,
                                int32_t *modelDataLengths, int32_t modelDataCount);
 
-/* Releases a packed handle; HB_DNN_MODEL_IS_RUNNING while tasks of its
- * models are not released. */
+/* Releases a packed handle; HB_UCP_MODEL_IS_INUSE (logged once per pack)
+ * while tasks of its models are not released. Calls other threads are making
+ * on its handles complete; the memory is freed after the last of them. */
 int32_t hbDNNRelease(hbDNNPackedHandle_t dnnPackedHandle);
 
 int32_t hbDNNGetModelNameList(char const ***modelNameList, int32_t *modelNameCount,
