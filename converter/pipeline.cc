@@ -20,6 +20,7 @@
 #include "converter/passes/remove_io_nodes.h"
 #include "converter/quant/cal_data.h"
 #include "converter/quant/calibration.h"
+#include "converter/quant/int16_promotion.h"
 #include "converter/quant/method_search.h"
 #include "converter/quant/threshold_search.h"
 #include "converter/report/report.h"
@@ -253,6 +254,38 @@ bool search_stage(const Graph& g, const Placement& pl, const CalibrationStats& s
   return true;
 }
 
+// calibration_parameters min_output_cosine: int16 promotion until the
+// budget is met (marches with int16), then the accuracy gate.
+bool promotion_stage(const Graph& g, const Placement& pl, const std::vector<Sample>& samples, double min_cosine,
+                     CompileOptions* co, CalibrationChoice* best, MapperLog& log, std::string* err) {
+  PromotionResult r;
+  const bool can = co->march->int16;
+  if (!promote_to_int16(g, pl, samples, min_cosine, can, [&](const std::string& m) { log.debug(m); }, co, best, &r,
+                        err))
+    return false;
+  const std::string scored = " on " + std::to_string(r.samples) + " calibration samples";
+  if (!r.steps.empty() || !r.met)
+    log.info(std::string("int16 promotion (") + (r.measured_ranking ? "measured" : "local-error") + " ranking, " +
+             std::to_string(r.candidates) + " int8 candidates, " + std::to_string(r.evaluated) +
+             " compilations scored): " + std::to_string(r.steps.size()) + " values promoted, output cosine " +
+             fixed(r.score_before, 6) + " -> " + fixed(r.score_after, 6) + ", estimated BPU time " +
+             fixed(r.us_before, 1) + " -> " + fixed(r.us_after, 1) + " us.");
+  for (const auto& s : r.steps)
+    log.info("  int16 promotion: " + s.value + (r.measured_ranking ? ", output cosine gain alone " : ", local error ") +
+             fixed(s.rank, 6) + ", estimated BPU time +" + fixed(s.extra_us, 1) + " us");
+  if (r.met) {
+    log.info("Accuracy budget met: mean output cosine " + fixed(r.score_after, 6) + scored +
+             " >= min_output_cosine " + fixed(min_cosine, 6) + ".");
+    return true;
+  }
+  *err = "accuracy budget not met: mean output cosine " + fixed(r.score_after, 6) + scored +
+         " < calibration_parameters.min_output_cosine " + fixed(min_cosine, 6) +
+         (can ? " with all " + std::to_string(r.candidates) + " int8 activations that can be int16 promoted"
+              : std::string(" and march ") + co->march->name + " has no int16 to promote values to") +
+         "; no model file written";
+  return false;
+}
+
 // Similarity on the first sample (a debug build keeps every intermediate
 // value in the scratch arena; its arithmetic is identical).
 bool similarity_stage(const Graph& g, const Placement& pl, const CalibrationChoice& best, const CompileOptions& co,
@@ -331,7 +364,7 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   CalibrationStats stats;
   if (!calibrate(config, g, &samples, &stats, out, log, &err)) return fail(err);
   lap("calibration statistics");
-  const CompileOptions co = compile_options(config, *march, g, stats, log);
+  CompileOptions co = compile_options(config, *march, g, stats, log);
   const auto& cp = config.calibration_parameters;
   CalibrationChoice best;
   if (!choose_calibration(g, pl, stats, samples, co,
@@ -344,6 +377,10 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
       !search_stage(g, pl, stats, samples, co, cp.calibration_type, &best, log, &err))
     return fail(err);
   if (threshold_search_applies(cp.calibration_type, co.all_int16)) lap("per-value threshold search");
+  if (cp.min_output_cosine) {
+    if (!promotion_stage(g, pl, samples, *cp.min_output_cosine, &co, &best, log, &err)) return fail(err);
+    lap("accuracy budget (int16 promotion)");
+  }
   log.info("End to calibrate the model.");
 
   Similarity sim;

@@ -82,6 +82,9 @@ struct CalibrationParameters {
   std::vector<std::string> run_on_bpu;
   std::vector<std::string> optimization;  // e.g. set_model_output_int8, run_fast
   std::optional<bool> enable_int16;       // J5-era legacy switch
+  // Ours: the accuracy budget (mean output cosine to the float model on the
+  // scoring samples); int16 promotion to reach it, makertbin fails without.
+  std::optional<double> min_output_cosine;
 
   // Whether the calibration type reads calibration data (all but load/skip).
   bool needs_data() const { return calibration_type != "load" && calibration_type != "skip"; }

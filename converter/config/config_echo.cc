@@ -153,6 +153,7 @@ std::string Config::echo_yaml() const {
   w.list("run_on_bpu", p.run_on_bpu);
   w.list("optimization", p.optimization);
   if (p.enable_int16) w.boolean("enable_int16", *p.enable_int16);
+  if (p.min_output_cosine) w.raw_num("min_output_cosine", cfg::format_float(*p.min_output_cosine));
   w.end();
 
   const CompilerParameters& cp = compiler_parameters;
@@ -253,6 +254,7 @@ std::map<std::string, std::string> Config::metadata() const {
   if (!p.run_on_cpu.empty()) md["RUN_ON_CPU"] = cfg::join(p.run_on_cpu, ";");
   if (!p.run_on_bpu.empty()) md["RUN_ON_BPU"] = cfg::join(p.run_on_bpu, ";");
   if (p.enable_int16) md["16BIT_QUANTIZE"] = py_bool(*p.enable_int16);
+  if (p.min_output_cosine) md["MIN_OUTPUT_COSINE"] = cfg::format_float(*p.min_output_cosine);
   if (custom_op.enabled) {
     md["CUSTOM_OP_METHOD"] = custom_op.method;
     md["CUSTOM_OP_DIR"] = custom_op.dir;

@@ -42,7 +42,8 @@ const std::vector<std::string>& group_keys(const std::string& group) {
         "scale_value"}},
       {"calibration_parameters",
        {"cal_data_dir", "cal_data_type", "calibration_type", "preprocess_on", "max_percentile",
-        "per_channel", "run_on_cpu", "run_on_bpu", "optimization", "enable_int16"}},
+        "per_channel", "run_on_cpu", "run_on_bpu", "optimization", "enable_int16",
+        "min_output_cosine"}},
       {"compiler_parameters",
        {"compile_mode", "balance_factor", "debug", "core_num", "optimize_level", "input_source",
         "max_time_per_fc", "jobs", "advice", "ability_entry"}},
@@ -895,6 +896,13 @@ void parse_calibration_parameters(const Group& g, const std::string& base_dir, C
     if (p.calibration_type != "max")
       warn(g.where("max_percentile"),
            "only used when calibration_type is max, ignored with '" + p.calibration_type + "'");
+  }
+  if (auto v = g.number("min_output_cosine")) {
+    if (!(*v > 0 && *v <= 1))
+      fail(g.where("min_output_cosine"),
+           "Invalid min_output_cosine: " + cfg::trim(g.get("min_output_cosine").Scalar()) +
+               ", a cosine similarity in (0, 1]");
+    p.min_output_cosine = *v;
   }
   p.run_on_cpu = g.names("run_on_cpu");
   p.run_on_bpu = g.names("run_on_bpu");

@@ -90,6 +90,12 @@ def main():
         ("calibration file of the wrong size",
          GOOD_YAML.format(model="conv.onnx", cal="  cal_data_dir: './cal_short'\n  calibration_type: 'max'"),
          r"a\.bin.*100 bytes"),
+        ("accuracy budget out of range", GOOD_YAML.format(model="conv.onnx", cal=skip + "\n  min_output_cosine: 1.5"),
+         r"min_output_cosine: 1\.5"),
+        # The accuracy gate: bernoulli2 has no int16 to promote values to, so
+        # a budget int8 cannot meet fails the conversion (docs/converter.md).
+        ("accuracy budget not met", GOOD_YAML.format(model="conv.onnx", cal=skip + "\n  min_output_cosine: 1"),
+         r"accuracy budget not met: mean output cosine 0\.\d+ .*march bernoulli2 has no int16"),
     ]
     failures = 0
     for name, yaml, pattern in cases:

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// Automatic int16 promotion and the accuracy gate (calibration_parameters
+// min_output_cosine, docs/converter.md "Accuracy budget"): when the mean
+// output cosine of the compiled model on the budget's samples is below the
+// budget, the int8 activations are ranked by sensitivity and the shortest
+// prefix of that ranking whose promotion to int16 meets the budget is
+// promoted (found by bisection, every prefix compiled and scored).
+// Sensitivity is measured (each candidate promoted alone, compiled and
+// scored) when that fits a compute budget; larger models rank candidates by
+// their local error on one sample (the drop of the per-value cosine across
+// the node that produces them).
+#ifndef OPENBPU_CONVERTER_QUANT_INT16_PROMOTION_H_
+#define OPENBPU_CONVERTER_QUANT_INT16_PROMOTION_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "converter/quant/method_search.h"
+
+namespace openbpu::cvt {
+
+struct PromotionStep {
+  std::string value;    // the activation promoted to int16
+  double rank = 0;      // output cosine gain when promoted alone, or local error
+  double extra_us = 0;  // estimated BPU time it adds (timing model)
+};
+
+struct PromotionResult {
+  double score_before = 0, score_after = 0;
+  double us_before = 0, us_after = 0;  // estimated BPU time of all subgraphs
+  bool met = false;                    // score_after >= the budget
+  bool measured_ranking = false;       // false: ranked by local error
+  int candidates = 0, evaluated = 0;   // int8 values that could be promoted; compilations scored
+  size_t samples = 0;
+  std::vector<PromotionStep> steps;
+};
+
+// Calibration samples the budget is measured on (more than the method
+// choice's kScoringSamples: the gate must hold on data it was not tuned on,
+// and a few samples overstate the cosine of classifier outputs).
+constexpr size_t kBudgetScoringSamples = 32;
+// Scoring work (model MACs x scoring samples x candidates) up to which the
+// ranking is measured rather than estimated.
+constexpr double kMeasuredRankingBudgetMacs = 128e9;
+
+// `co` gains the promoted values in int16_values; `choice` gets the model
+// compiled with them and its score. With `can_promote` false (a march without
+// int16) nothing is promoted and the result says whether the budget is met.
+bool promote_to_int16(const Graph& g, const Placement& placement, const std::vector<Sample>& samples,
+                      double min_cosine, bool can_promote, const std::function<void(const std::string&)>& log,
+                      CompileOptions* co, CalibrationChoice* choice, PromotionResult* result, std::string* error);
+
+// Estimated BPU time of all subgraphs of a compiled model, in microseconds.
+double estimated_bpu_us(const CompiledModel& cm, const isa::MarchInfo& march);
+
+}  // namespace openbpu::cvt
+
+#endif  // OPENBPU_CONVERTER_QUANT_INT16_PROMOTION_H_
