@@ -38,9 +38,10 @@ else()
   set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME openbpu-tools)
   set(CPACK_DEBIAN_DEV_PACKAGE_NAME openbpu-dev)
   # Debian's shared libraries: dependencies from dpkg-shlibdeps (libdnn
-  # itself is in openbpu-tools).
+  # itself is in openbpu-tools, as libhbucp.so in lib/hobot, which the
+  # Python package's _openbpu_ucp needs).
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_BINARY_DIR}/lib)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_BINARY_DIR}/lib ${CMAKE_BINARY_DIR}/lib/hobot)
   set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "openbpu-tools (= ${PROJECT_VERSION})")
   if(OPENBPU_BUILD_CONVERTER)
     list(APPEND CPACK_COMPONENTS_ALL converter)

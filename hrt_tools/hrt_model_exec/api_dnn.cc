@@ -99,6 +99,7 @@ bool describe_model(hbDNNHandle_t h, const std::string& name, ModelDesc* desc) {
     return false;
   }
   desc->march = march != nullptr ? march : "";
+  if (obpuGetBpuCoreNum(&desc->cores, h) != 0) desc->cores = 1;
   return true;
 }
 

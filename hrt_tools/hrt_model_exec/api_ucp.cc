@@ -119,8 +119,7 @@ bool describe_model(hbDNNHandle_t h, const std::string& name, ModelDesc* desc) {
     log_error("cannot read the tensor properties of model '%s': %s", name.c_str(), dnn_error(rc).c_str());
     return false;
   }
-  int cores = 1;
-  soc_platform(&desc->march, &cores);
+  soc_platform(&desc->march, &desc->cores);
   return true;
 }
 

@@ -49,6 +49,7 @@ struct ModelDesc {
   std::vector<int32_t> input_sources;  // hbDNNInputSource (gen A; 0 in gen B)
   std::vector<bool> input_resizer;     // fed by a resizer (an image + ROI)
   std::vector<ImageKind> input_kinds;  // how an image file feeds each input
+  int cores = 1;                       // BPU cores of the platform it runs on
 };
 
 bool describe_model(hbDNNHandle_t h, const std::string& name, ModelDesc* desc);

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """RemoteSession: a model run on a board's hrt_server from the host
-(docs/hrt_server.md). The .bin is uploaded once (the server keeps files by
-content); infer() sends numpy arrays and returns the outputs as
-Model.infer() does, computed by the board's libdnn; perf() runs
-hrt_model_exec perf there.
+(docs/hrt_server.md). The .bin or .hbm is uploaded once (the server keeps
+files by content); infer() sends numpy arrays and returns the outputs as
+Model.infer() does, computed by the board's libdnn (a .hbm: its UCP
+runtime); perf() runs hrt_model_exec perf there.
 
     sess = openbpu.RemoteSession("board:9000", "~/.hrt_token", "model_output/x.bin")
     scores = sess.infer([image], dequantize=True)[0]
@@ -30,7 +30,10 @@ class RemoteSession:
         self.client = RemoteClient(remote, os.path.expanduser(token_file), timeout_s)
         self.model_file = model_file
         self.model_sha = self.client.upload_file(model_file)
-        # The tensor properties come from the same .bin loaded here.
+        # Sent with every run: the server keeps the extension, so a .hbm runs
+        # on hrt_model_exec_ucp as a local hrt_model_exec hands it over.
+        self.model_file_name = os.path.basename(model_file)
+        # The tensor properties come from the same model file loaded here.
         self.local = load_model(model_file, model_name)
         self.model_name = self.local.name
         self.inputs, self.outputs = self.local.inputs, self.local.outputs
@@ -45,7 +48,7 @@ class RemoteSession:
         {exit_code, stdout, stderr, files: [(kind, name, bytes)]}."""
         inputs = [(self.client.upload_file(f), os.path.basename(f)) for f in input_files]
         opts = [("model_name", self.model_name)] + [(k, _text(v)) for k, v in (options or {}).items()]
-        return self.client.run(mode, opts, [self.model_sha], inputs, profile, wait_s)
+        return self.client.run(mode, opts, [self.model_sha], inputs, profile, wait_s, [self.model_file_name])
 
     def infer(self, inputs, dequantize=False, core_id=0):
         """One inference on the board: inputs as for Model.infer (list, dict
@@ -67,7 +70,7 @@ class RemoteSession:
             names.append((self.client.upload_bytes(a.tobytes()), "%s.bin" % _safe(p.name)))
         opts = [("model_name", self.model_name), ("core_id", str(core_id)), ("enable_dump", "true"),
                 ("hybrid_dequantize_process" if dequantize else "remove_padding_process", "true")]
-        res = self.client.run("infer", opts, [self.model_sha], names, False, 900)
+        res = self.client.run("infer", opts, [self.model_sha], names, False, 900, [self.model_file_name])
         if res["exit_code"] != 0:
             raise RemoteError(res["exit_code"], res["stdout"], res["stderr"])
         dumps = {}

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// libdnn for Python: load .bin files, read tensor properties, run inferences
-// on numpy arrays. A libdnn client like hrt_model_exec: the public C API and
+// libdnn for Python: load models, read tensor properties, run inferences on
+// numpy arrays. A libdnn client like hrt_model_exec: the public C API and
 // hrt_model_exec's helpers (tensor buffers, strides, dequantization), so a
-// Python result is what the board tool dumps, byte for byte.
+// Python result is what the board tool dumps, byte for byte. Built twice,
+// as hrt_model_exec is (hrt_model_exec/api.h): on libdnn 1.x (.bin, module
+// _openbpu) and on the UCP generation (.hbm, module _openbpu_ucp,
+// OPENBPU_HRT_UCP); the openbpu package picks the module by the file.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -10,17 +13,14 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bindings.h"
-#include "dnn/hb_dnn.h"
-#include "dnn/hb_dnn_ext.h"
-#include "dnn/hb_dnn_status.h"
-#include "dnn/hb_sys.h"
+#include "bpu_sim/isa/numerics.h"
+#include "hrt_model_exec/api.h"
 #include "hrt_model_exec/dump.h"
 #include "hrt_model_exec/model.h"
-#include "openbpu/openbpu.h"
-#include "runtime/cpu_ops/cpu_op.h"
 
 namespace py = pybind11;
 
@@ -65,19 +65,21 @@ struct Properties {
   std::string name;
   hbDNNTensorProperties p{};
   std::vector<float> scale;
-  std::vector<int8_t> zero_point;
-  std::vector<uint8_t> shift;
-  int32_t input_source = -1;  // hbDNNInputSource for inputs, -1 for outputs
+  std::vector<std::remove_pointer_t<decltype(hbDNNQuantiScale::zeroPointData)>> zero_point;
+  std::vector<uint8_t> shift;  // gen A's SHIFT quantization (gen B has none)
+  int32_t input_source = -1;   // gen A's hbDNNInputSource of an input, else -1
 
   Properties(const std::string& n, const hbDNNTensorProperties& props) : name(n), p(props) {
     if (p.scale.scaleData != nullptr) scale.assign(p.scale.scaleData, p.scale.scaleData + p.scale.scaleLen);
     if (p.scale.zeroPointData != nullptr)
       zero_point.assign(p.scale.zeroPointData, p.scale.zeroPointData + p.scale.zeroPointLen);
-    if (p.shift.shiftData != nullptr) shift.assign(p.shift.shiftData, p.shift.shiftData + p.shift.shiftLen);
     // The copy points at our arrays, never at the library's.
     p.scale.scaleData = scale.empty() ? nullptr : scale.data();
     p.scale.zeroPointData = zero_point.empty() ? nullptr : zero_point.data();
+#ifndef OPENBPU_HRT_UCP
+    if (p.shift.shiftData != nullptr) shift.assign(p.shift.shiftData, p.shift.shiftData + p.shift.shiftLen);
     p.shift.shiftData = shift.empty() ? nullptr : shift.data();
+#endif
   }
   Properties(const Properties& o) : Properties(o.name, o.p) { input_source = o.input_source; }
   Properties& operator=(const Properties&) = delete;
@@ -115,9 +117,9 @@ py::array valid_array(const hbDNNTensor& t) {
     if (p.validShape.dimensionSize[k] <= 0) return py::array(dtype_of(p.tensorType), shape);
     last += (p.validShape.dimensionSize[k] - 1) * st[static_cast<size_t>(k)];
   }
-  if (last > static_cast<int64_t>(t.sysMem[0].memSize))
+  if (last > static_cast<int64_t>(tools::tensor_mem(t).memSize))
     fail("output: valid shape " + tools::shape_str(p.validShape) + " with its stride does not fit its buffer");
-  py::array view(dtype_of(p.tensorType), shape, strides, t.sysMem[0].virAddr);
+  py::array view(dtype_of(p.tensorType), shape, strides, tools::tensor_mem(t).virAddr);
   return py::array::ensure(view.attr("copy")());
 }
 
@@ -134,10 +136,10 @@ py::array float_array(const hbDNNTensor& t) {
 
 py::array aligned_array(const hbDNNTensor& t) {
   const hbDNNTensorProperties& p = t.properties;
-  const size_t size = std::min<size_t>(t.sysMem[0].memSize, static_cast<size_t>(p.alignedByteSize));
+  const size_t size = std::min<size_t>(tools::tensor_mem(t).memSize, static_cast<size_t>(p.alignedByteSize));
   const py::ssize_t es = std::max(tools::element_size(p.tensorType), 1);
   py::array out(dtype_of(p.tensorType), std::vector<py::ssize_t>{static_cast<py::ssize_t>(size) / es});
-  std::memcpy(out.mutable_data(), t.sysMem[0].virAddr, static_cast<size_t>(out.nbytes()));
+  std::memcpy(out.mutable_data(), tools::tensor_mem(t).virAddr, static_cast<size_t>(out.nbytes()));
   return out;
 }
 
@@ -148,17 +150,19 @@ class Model {
   Model(std::shared_ptr<Pack> pack, const tools::ModelDesc& d);
   const std::string& name() const { return desc_.name; }
   const std::string& march() const { return desc_.march; }
-  int32_t bpu_core_num() const { return cores_; }
+  int32_t bpu_core_num() const { return desc_.cores; }
   const std::vector<Properties>& inputs() const { return inputs_; }
   const std::vector<Properties>& outputs() const { return outputs_; }
   py::list infer(const py::object& feed, int32_t priority, int core_id, bool dequantize, bool aligned);
 
  private:
+  std::vector<uint8_t> input(size_t k, const py::handle& a) const {
+    return input_bytes(inputs_[k], py::array::ensure(a));
+  }
   std::vector<std::vector<uint8_t>> feed_bytes(const py::object& feed) const;
   std::shared_ptr<Pack> pack_;  // keeps the handles alive
   tools::ModelDesc desc_;
   std::vector<Properties> inputs_, outputs_;
-  int32_t cores_ = 1;
 };
 
 class Pack : public std::enable_shared_from_this<Pack> {
@@ -194,7 +198,7 @@ class Pack : public std::enable_shared_from_this<Pack> {
   }
 
  private:
-  hbPackedDNNHandle_t pack_ = nullptr;
+  tools::PackedHandle pack_ = nullptr;
   std::vector<std::string> names_;
 };
 
@@ -204,39 +208,40 @@ Model::Model(std::shared_ptr<Pack> pack, const tools::ModelDesc& d) : pack_(std:
     inputs_.back().input_source = d.input_sources[i];
   }
   for (size_t i = 0; i < d.outputs.size(); ++i) outputs_.emplace_back(d.output_names[i], d.outputs[i]);
-  if (obpuGetBpuCoreNum(&cores_, desc_.handle) != 0) cores_ = 1;
 }
+
 
 // One array per input: a sequence in input order or a dict by input name.
 std::vector<std::vector<uint8_t>> Model::feed_bytes(const py::object& feed) const {
   std::vector<std::vector<uint8_t>> out;
   if (py::isinstance<py::dict>(feed)) {
     const py::dict d = feed.cast<py::dict>();
-    for (const Properties& p : inputs_) {
-      if (!d.contains(p.name)) fail("model '" + desc_.name + "': no data for input '" + p.name + "'");
-      out.push_back(input_bytes(p, py::array::ensure(d[p.name.c_str()])));
+    for (size_t k = 0; k < inputs_.size(); ++k) {
+      const std::string& name = inputs_[k].name;
+      if (!d.contains(name)) fail("model '" + desc_.name + "': no data for input '" + name + "'");
+      out.push_back(input(k, d[name.c_str()]));
     }
     if (d.size() != inputs_.size()) fail("model '" + desc_.name + "': the dict has inputs the model does not have");
     return out;
   }
   if (py::isinstance<py::array>(feed) && inputs_.size() == 1) {
-    out.push_back(input_bytes(inputs_[0], feed.cast<py::array>()));
+    out.push_back(input(0, feed));
     return out;
   }
   const py::sequence s = feed.cast<py::sequence>();
   if (s.size() != inputs_.size())
     fail("model '" + desc_.name + "' has " + std::to_string(inputs_.size()) + " input(s), " +
          std::to_string(s.size()) + " given");
-  for (size_t i = 0; i < inputs_.size(); ++i) out.push_back(input_bytes(inputs_[i], py::array::ensure(s[i])));
+  for (size_t i = 0; i < inputs_.size(); ++i) out.push_back(input(i, s[i]));
   return out;
 }
 
 py::list Model::infer(const py::object& feed, int32_t priority, int core_id, bool dequantize, bool aligned) {
-  if (priority < HB_DNN_PRIORITY_LOWEST || priority > HB_DNN_PRIORITY_HIGHEST)
+  if (priority < 0 || priority > 255)
     fail("priority " + std::to_string(priority) + " is outside [0, 255]");
-  if (core_id < 0 || core_id > cores_)
+  if (core_id < 0 || core_id > desc_.cores)
     fail("core_id " + std::to_string(core_id) + ": model '" + desc_.name + "' runs on a platform with " +
-         std::to_string(cores_) + " BPU core(s); use 0 (any core)" + (cores_ > 1 ? " or 1..cores" : " or 1"));
+         std::to_string(desc_.cores) + " BPU core(s); use 0 (any core)" + (desc_.cores > 1 ? " or 1..cores" : " or 1"));
   if (dequantize && aligned) fail("dequantize and aligned exclude each other");
   const std::vector<std::vector<uint8_t>> bytes = feed_bytes(feed);
   tools::TensorSet set;
@@ -262,10 +267,20 @@ hbDNNTensor tight_tensor(const Properties& prop, const py::array& c) {
   hbDNNTensor t;
   std::memset(&t, 0, sizeof(t));
   t.properties = prop.p;
+#ifdef OPENBPU_HRT_UCP
+  // Dense strides over the valid shape.
+  const hbDNNTensorShape& s = prop.p.validShape;
+  int64_t step = tools::element_size(prop.p.tensorType);
+  for (int k = s.numDimensions - 1; k >= 0; --k) {
+    t.properties.stride[k] = step;
+    step *= s.dimensionSize[k];
+  }
+#else
   t.properties.alignedShape = prop.p.validShape;
   std::memset(t.properties.stride, 0, sizeof(t.properties.stride));
-  t.sysMem[0].virAddr = const_cast<void*>(c.data());
-  t.sysMem[0].memSize = static_cast<uint32_t>(c.nbytes());
+#endif
+  tools::tensor_mem(t).virAddr = const_cast<void*>(c.data());
+  tools::tensor_mem(t).memSize = static_cast<decltype(tools::SysMem::memSize)>(c.nbytes());
   return t;
 }
 
@@ -282,11 +297,13 @@ py::array quantize(const py::array& x, const Properties& prop) {
     case HB_DNN_TENSOR_TYPE_S32: lo = INT32_MIN, hi = INT32_MAX; break;
     default: fail("quantize '" + prop.name + "': tensor type " + tools::data_type_name(p.tensorType) + " is not quantized");
   }
-  const std::vector<float>& scales = prop.scale;
-  std::vector<float> shift_scales;
-  if (p.quantiType == SHIFT)
-    for (uint8_t s : prop.shift) shift_scales.push_back(std::ldexp(1.0f, -static_cast<int>(s)));
-  const std::vector<float>& s = p.quantiType == SHIFT ? shift_scales : scales;
+  std::vector<float> s = prop.scale;
+#ifndef OPENBPU_HRT_UCP
+  if (p.quantiType == SHIFT) {
+    s.clear();
+    for (uint8_t sh : prop.shift) s.push_back(std::ldexp(1.0f, -static_cast<int>(sh)));
+  }
+#endif
   if (p.quantiType == NONE || s.empty()) fail("quantize '" + prop.name + "': the tensor has no quantization scale");
   if (static_cast<int64_t>(c.size()) != tools::element_count(p.validShape))
     fail("quantize '" + prop.name + "': " + std::to_string(c.size()) + " values given, valid shape " +
@@ -303,7 +320,7 @@ py::array quantize(const py::array& x, const Properties& prop) {
   for (py::ssize_t i = 0; i < c.size(); ++i) {
     const size_t k = s.size() == 1 ? 0 : static_cast<size_t>((i / inner) % ch);
     const int32_t zp = p.quantiType == SCALE && k < prop.zero_point.size() ? prop.zero_point[k] : 0;
-    const int32_t q = rt::quantize_value(in[i], s[std::min(k, s.size() - 1)], lo - zp, hi - zp) + zp;
+    const int32_t q = isa::quantize_value(in[i], s[std::min(k, s.size() - 1)], isa::IntRange{int64_t{lo} - zp, int64_t{hi} - zp}) + zp;
     std::memcpy(o + i * es, &q, static_cast<size_t>(es));  // little-endian: the low bytes
   }
   return out;
@@ -321,20 +338,41 @@ py::array dequantize(const py::array& q, const Properties& prop) {
   return float_array(tight_tensor(prop, c));
 }
 
+// What gen B's properties do not have (aligned shape, layout) is None.
+#ifdef OPENBPU_HRT_UCP
+constexpr const char* kModelDoc = "One model of a loaded .hbm (hbDNNHandle_t).";
+constexpr const char* kPackDoc = "Models loaded from .hbm files (hbDNNPackedHandle_t).";
+py::object aligned_shape(const Properties&) { return py::none(); }
+py::object layout(const Properties&) { return py::none(); }
+py::object input_source(const Properties&) { return py::none(); }
+std::string props_repr(const Properties& p) {
+  return "<TensorProperties '" + p.name + "' " + tools::data_type_name(p.p.tensorType) + " valid " +
+         tools::shape_str(p.p.validShape) + " " + tools::quanti_type_name(p.p.quantiType) + ">";
+}
+#else
+constexpr const char* kModelDoc = "One model of a loaded .bin (hbDNNHandle_t).";
+constexpr const char* kPackDoc = "Models loaded from .bin files (hbPackedDNNHandle_t).";
+py::object aligned_shape(const Properties& p) { return shape_tuple(p.p.alignedShape); }
+py::object layout(const Properties& p) { return py::str(tools::layout_name(p.p.tensorLayout)); }
+py::object input_source(const Properties& p) {
+  return p.input_source < 0 ? py::object(py::none()) : py::object(py::str(tools::input_source_name(p.input_source)));
+}
 std::string props_repr(const Properties& p) {
   return "<TensorProperties '" + p.name + "' " + tools::data_type_name(p.p.tensorType) + " " +
          tools::layout_name(p.p.tensorLayout) + " valid " + tools::shape_str(p.p.validShape) + " aligned " +
          tools::shape_str(p.p.alignedShape) + " " + tools::quanti_type_name(p.p.quantiType) + ">";
 }
+#endif
 
 }  // namespace
 
 void bind_dnn(py::module_& m) {
-  py::class_<Properties>(m, "TensorProperties", "Properties of a model input or output (hbDNNTensorProperties).")
+  py::class_<Properties>(m, "TensorProperties", "Properties of a model input or output (hbDNNTensorProperties).",
+                         py::module_local())
       .def_readonly("name", &Properties::name)
       .def_property_readonly("valid_shape", [](const Properties& p) { return shape_tuple(p.p.validShape); })
-      .def_property_readonly("aligned_shape", [](const Properties& p) { return shape_tuple(p.p.alignedShape); })
-      .def_property_readonly("layout", [](const Properties& p) { return std::string(tools::layout_name(p.p.tensorLayout)); })
+      .def_property_readonly("aligned_shape", &aligned_shape)
+      .def_property_readonly("layout", &layout)
       .def_property_readonly("tensor_type", [](const Properties& p) { return std::string(tools::data_type_name(p.p.tensorType)); })
       .def_property_readonly("dtype", [](const Properties& p) { return dtype_of(p.p.tensorType); })
       .def_property_readonly("quanti_type", [](const Properties& p) { return std::string(tools::quanti_type_name(p.p.quantiType)); })
@@ -344,16 +382,13 @@ void bind_dnn(py::module_& m) {
       .def_property_readonly("quantize_axis", [](const Properties& p) { return p.p.quantizeAxis; })
       .def_property_readonly("aligned_byte_size", [](const Properties& p) { return p.p.alignedByteSize; })
       .def_property_readonly("stride", [](const Properties& p) {
-        return std::vector<int32_t>(p.p.stride, p.p.stride + std::max(p.p.validShape.numDimensions, 0));
+        return std::vector<int64_t>(p.p.stride, p.p.stride + std::max(p.p.validShape.numDimensions, 0));
       })
       .def_property_readonly("tight_byte_size", [](const Properties& p) { return tools::tight_byte_size(p.p); })
-      .def_property_readonly("input_source", [](const Properties& p) -> py::object {
-        if (p.input_source < 0) return py::none();
-        return py::str(tools::input_source_name(p.input_source));
-      })
+      .def_property_readonly("input_source", &input_source)
       .def("__repr__", &props_repr);
 
-  py::class_<Model, std::shared_ptr<Model>>(m, "Model", "One model of a loaded .bin (hbDNNHandle_t).")
+  py::class_<Model, std::shared_ptr<Model>>(m, "Model", kModelDoc, py::module_local())
       .def_property_readonly("name", &Model::name)
       .def_property_readonly("march", &Model::march)
       .def_property_readonly("bpu_core_num", &Model::bpu_core_num)
@@ -368,7 +403,7 @@ void bind_dnn(py::module_& m) {
            "Returns one array per output: valid data of the output's own type, float32 with dequantize=True\n"
            "(integer outputs scaled by their quantization), or the raw aligned buffer with aligned=True.");
 
-  py::class_<Pack, std::shared_ptr<Pack>>(m, "PackedModel", "Models loaded from .bin files (hbPackedDNNHandle_t).")
+  py::class_<Pack, std::shared_ptr<Pack>>(m, "PackedModel", kPackDoc, py::module_local())
       .def(py::init<const std::vector<std::string>&>(), py::arg("files"))
       .def_property_readonly("model_names", &Pack::names)
       .def("model", &Pack::model, py::arg("name"));

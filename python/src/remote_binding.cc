@@ -51,11 +51,12 @@ class Remote {
 
   py::dict run(const std::string& mode, const std::vector<std::pair<std::string, std::string>>& options,
                const std::vector<std::string>& models, const std::vector<std::pair<std::string, std::string>>& inputs,
-               bool profile, int wait_s) {
+               bool profile, int wait_s, const std::vector<std::string>& model_names) {
     tools::RemoteRun r;
     r.mode = mode;
     r.options = options;
     r.models = models;
+    r.model_names = model_names;
     r.inputs = inputs;
     r.profile = profile;
     r.wait_s = wait_s;
@@ -97,7 +98,9 @@ void bind_remote(py::module_& m) {
       .def("upload_file", &Remote::upload_file, py::arg("path"))
       .def("upload_bytes", &Remote::upload_bytes, py::arg("data"))
       .def("run", &Remote::run, py::arg("mode"), py::arg("options"), py::arg("models"), py::arg("inputs"),
-           py::arg("profile") = false, py::arg("wait_s") = 900);
+           py::arg("profile") = false, py::arg("wait_s") = 900, py::arg("model_names") = std::vector<std::string>(),
+           "hrt_model_exec <mode> on the server. model_names: the models' file names (optional, one per model;\n"
+           "the server keeps their extension: a .hbm runs on hrt_model_exec_ucp).");
 }
 
 }  // namespace openbpu::python

@@ -52,6 +52,8 @@ import numpy as np
 x = np.fromfile('$DATA/tiny_cnn_input.bin', dtype=m.inputs[0].dtype)
 out = m.infer([x], dequantize=True)[0]
 assert out.tobytes() == open('$DATA/tiny_cnn_expected.bin', 'rb').read()
+h = openbpu.load_model('$DATA/tiny_cnn.hbm')  # _openbpu_ucp: libhbucp.so from lib/hobot
+assert h.infer([x], dequantize=True)[0].tobytes() == out.tobytes()
 "
   "$R/bin/hmct-debugger" --help | grep -q get-sensitivity-of-nodes
 fi

@@ -18,6 +18,11 @@ def model_file(name, kind=None):
     return os.path.join(out_dir(name), name + ("_%s_model.onnx" % kind if kind else ".bin"))
 
 
+def hbm_file(name):
+    """The .hbm hb_compile made (make_models.py: names ending in _hbm)."""
+    return os.path.join(out_dir(name), name + ".hbm")
+
+
 def calibration_samples(name, input_name):
     d = os.path.join(out_dir(name), "calibration_data", input_name)
     return [np.load(os.path.join(d, f)) for f in sorted(os.listdir(d), key=lambda f: int(f.split(".")[0]))]

@@ -13,8 +13,11 @@ converted with `hb_mapper makertbin` (debug_mode dump_calibration_data).
 * image: BGR image input (NHWC at run time, mean/scale preprocessing) on
   bernoulli2: the quantized model takes the .bin's image bytes, the float
   models the int8 "_128" image.
+* sensitive_int_hbm, image_nv12_hbm: `hb_compile` (nash-e, .hbm, the UCP
+  generation) of sensitive_int and of the image model with NV12 at run time
+  (two inputs: Y and UV planes).
 
-usage: make_models.py OUT_DIR HB_MAPPER
+usage: make_models.py OUT_DIR HB_MAPPER (hb_compile is next to it)
 """
 import os
 import subprocess
@@ -75,7 +78,8 @@ def smooth_images(rng, n, shape):
     return out
 
 
-def convert(out, name, model, yaml_inputs, cal, hb_mapper, extra=()):
+def convert(out, name, model, yaml_inputs, cal, hb_mapper, extra=(), hbm=False):
+    """hb_mapper makertbin (bernoulli2, .bin) or hb_compile (nash-e, .hbm)."""
     work = os.path.join(out, name)
     cal_dir = os.path.join(work, "cal")
     os.makedirs(cal_dir, exist_ok=True)
@@ -85,7 +89,7 @@ def convert(out, name, model, yaml_inputs, cal, hb_mapper, extra=()):
     yaml = "\n".join([
         "model_parameters:",
         "  onnx_model: '%s'" % os.path.join(work, name + ".onnx"),
-        "  march: 'bernoulli2'",
+        "  march: '%s'" % ("nash-e" if hbm else "bernoulli2"),
         "  output_model_file_prefix: '%s'" % name,
         "  working_dir: '%s'" % os.path.join(work, "model_output"),
         "  debug_mode: 'dump_calibration_data'"] + list(extra) + [
@@ -98,10 +102,12 @@ def convert(out, name, model, yaml_inputs, cal, hb_mapper, extra=()):
         "  optimize_level: 'O3'", ""])
     with open(os.path.join(work, "config.yaml"), "w") as f:
         f.write(yaml)
-    r = subprocess.run([hb_mapper, "makertbin", "--config", os.path.join(work, "config.yaml"), "--model-type", "onnx"],
-                       cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    config = os.path.join(work, "config.yaml")
+    cmd = ([os.path.join(os.path.dirname(hb_mapper), "hb_compile"), "--config", config] if hbm else
+           [hb_mapper, "makertbin", "--config", config, "--model-type", "onnx"])
+    r = subprocess.run(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if r.returncode != 0:
-        sys.exit("hb_mapper makertbin failed for %s:\n%s" % (name, r.stdout[-4000:]))
+        sys.exit("%s failed for %s:\n%s" % (" ".join(cmd[:2]), name, r.stdout[-4000:]))
 
 
 def main():
@@ -116,11 +122,16 @@ def main():
     # The same with the output Dequantize removed: an int32 output with
     # per-channel scales in the padded native layout.
     convert(out, "sensitive_int", model, featuremap, cal, hb_mapper, ["  remove_node_type: 'Dequantize'"])
+    convert(out, "sensitive_int_hbm", model, featuremap, cal, hb_mapper, ["  remove_node_type: 'Dequantize'"], hbm=True)
     imgs = [np.clip(x * 60 + 128, 0, 255).astype(np.uint8)[None] for x in smooth_images(rng, 6, (3, 32, 32))]
-    convert(out, "image", image_model(rng), [
+    image = image_model(rng)
+    image_inputs = [
         "  input_name: 'image'", "  input_type_train: 'bgr'", "  input_layout_train: 'NCHW'",
         "  input_type_rt: 'bgr'", "  input_layout_rt: 'NHWC'", "  input_shape: '1x3x32x32'",
-        "  norm_type: 'data_mean_and_scale'", "  mean_value: '120 115 110'", "  scale_value: '0.017'"], imgs, hb_mapper)
+        "  norm_type: 'data_mean_and_scale'", "  mean_value: '120 115 110'", "  scale_value: '0.017'"]
+    convert(out, "image", image, image_inputs, imgs, hb_mapper)
+    nv12 = [line.replace("'bgr'", "'nv12'") if "input_type_rt" in line else line for line in image_inputs]
+    convert(out, "image_nv12_hbm", image, nv12, imgs, hb_mapper, hbm=True)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """The libdnn binding against hrt_model_exec: the same model and input give
 the same bytes as `hrt_model_exec infer` dumps (raw aligned, padding
-removed, dequantized); quantize/dequantize against numpy's formula; errors."""
+removed, dequantized); quantize/dequantize against numpy's formula; errors.
+The same for .hbm models (the UCP generation, hb_compile), in the same
+process as .bin models."""
 import os
 import subprocess
 import tempfile
@@ -12,7 +14,7 @@ import unittest
 import numpy as np
 
 import openbpu
-from common import BIN, calibration_samples, model_file
+from common import BIN, calibration_samples, hbm_file, model_file
 
 
 def hrt_dump(model, inputs, *flags):
@@ -138,6 +140,102 @@ class DnnBinding(unittest.TestCase):
             pack = openbpu.load(model_file("sensitive"), model_file("image"))
             self.assertEqual(sorted(pack.model_names), ["image", "sensitive"])
             openbpu.load_model([model_file("sensitive"), model_file("image")])
+
+
+class HbmBinding(unittest.TestCase):
+    """.hbm models (hb_compile, nash-e) through the UCP generation's libdnn."""
+
+    def test_int_output_equals_hrt_model_exec_dumps(self):
+        path = hbm_file("sensitive_int_hbm")
+        m = openbpu.load_model(path)
+        self.assertEqual((m.march, m.bpu_core_num), ("nash-e", 1))
+        p = m.outputs[0]
+        self.assertEqual((p.tensor_type, p.quanti_type, p.quantize_axis), ("HB_DNN_TENSOR_TYPE_S32", "SCALE", 3))
+        self.assertIsNone(p.aligned_shape)  # gen B: validShape and byte strides only
+        self.assertIsNone(p.layout)
+        self.assertGreater(p.aligned_byte_size, p.tight_byte_size)  # padded rows
+        x = calibration_samples("sensitive_int_hbm", "input")[0]
+        aligned = m.infer([x], aligned=True)[0]
+        valid = m.infer({"input": x})[0]
+        floats = m.infer(x, dequantize=True)[0]
+        self.assertEqual(aligned.tobytes(), hrt_dump(path, [x])[0])
+        self.assertEqual(valid.tobytes(), hrt_dump(path, [x], "--remove_padding_process")[0])
+        self.assertEqual(floats.tobytes(), hrt_dump(path, [x], "--hybrid_dequantize_process")[0])
+        self.assertEqual(valid.shape, p.valid_shape)
+        strided = np.lib.stride_tricks.as_strided(aligned, p.valid_shape, p.stride)
+        self.assertTrue(np.array_equal(strided, valid))
+        # per-axis SCALE along the channel axis (3)
+        self.assertTrue(np.array_equal(openbpu.dequantize(valid, p),
+                                       (valid.astype(np.float64) * np.array(p.scale)).astype(np.float32)))
+        self.assertTrue(np.array_equal(openbpu.quantize(openbpu.dequantize(valid, p), p), valid))
+
+    def test_nv12_planes_equal_hrt_model_exec_dumps(self):
+        path = hbm_file("image_nv12_hbm")
+        m = openbpu.load_model(path)
+        self.assertEqual([i.name for i in m.inputs], ["image_y", "image_uv"])
+        self.assertEqual([i.valid_shape for i in m.inputs], [(1, 32, 32, 1), (1, 16, 16, 2)])
+        self.assertEqual(m.inputs[0].stride[:2], [-1, -1])  # the caller's row pitch
+        rng = np.random.default_rng(7)
+        y = rng.integers(0, 256, (1, 32, 32, 1), dtype=np.uint8)
+        uv = rng.integers(0, 256, (1, 16, 16, 2), dtype=np.uint8)
+        out = m.infer([y, uv])[0]
+        self.assertEqual(out.dtype, np.float32)
+        self.assertEqual(out.tobytes(), hrt_dump(path, [y, uv])[0])
+        self.assertEqual(m.infer({"image_uv": uv, "image_y": y})[0].tobytes(), out.tobytes())
+
+    def test_both_generations_in_one_process(self):
+        # Both libdnn.so are libdnn.so.0: the .hbm module must not reach the
+        # 1.x library loaded first (which refuses .hbm files).
+        bin_model = openbpu.load_model(model_file("sensitive_int"))
+        hbm_model = openbpu.load_model(hbm_file("sensitive_int_hbm"))
+        x = calibration_samples("sensitive_int", "input")[2]
+        a = bin_model.infer([x], dequantize=True)[0]
+        b = hbm_model.infer([x], dequantize=True)[0]
+        self.assertEqual(a.shape, b.shape)
+        self.assertTrue(np.array_equal(a, b))  # same converter pipeline, same numerics
+        self.assertTrue(openbpu.native(True).dnn_version().startswith("3."))
+        self.assertTrue(openbpu.dnn_version().startswith("1."))
+
+    def test_priorities_cores_and_threads(self):
+        m = openbpu.load_model(hbm_file("sensitive_int_hbm"))
+        xs = calibration_samples("sensitive_int_hbm", "input")
+        ref = [m.infer([x])[0] for x in xs]
+        for core in (0, 1):
+            for prio in (0, 128, 255):
+                self.assertTrue(np.array_equal(m.infer([xs[1]], priority=prio, core_id=core)[0], ref[1]))
+        with self.assertRaisesRegex(RuntimeError, "core_id 2.*1 BPU core"):
+            m.infer([xs[0]], core_id=2)
+        results, errors = {}, []
+
+        def worker(t):
+            try:
+                for k in range(8):
+                    i = (t + k) % len(xs)
+                    results[(t, k)] = np.array_equal(m.infer([xs[i]], priority=t * 60)[0], ref[i])
+            except Exception as e:  # noqa: BLE001 (reported below)
+                errors.append(e)
+        threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(len(results), 32)
+        self.assertTrue(all(results.values()))
+
+    def test_errors_name_the_problem(self):
+        m = openbpu.load_model(hbm_file("image_nv12_hbm"))
+        y = np.zeros((1, 32, 32, 1), np.uint8)
+        with self.assertRaisesRegex(RuntimeError, "input 'image_uv': 1024 bytes given.*takes 512"):
+            m.infer([y, y])
+        with self.assertRaisesRegex(RuntimeError, "input 'image_y': dtype int8 given.*U8"):
+            m.infer([y.astype(np.int8), y[:, :16, :16].reshape(1, 16, 16, 1).repeat(2, 3)])
+        with self.assertRaisesRegex(ValueError, "load them separately"):
+            openbpu.load(model_file("image"), hbm_file("image_nv12_hbm"))
+        with self.assertRaisesRegex(RuntimeError, "cannot load .*Incompatible model: another generation"):
+            openbpu.native(True).PackedModel([model_file("image")])  # a .bin through the UCP runtime
+        with self.assertRaisesRegex(RuntimeError, "cannot load 'missing.hbm'"):
+            openbpu.load("missing.hbm")
 
 
 if __name__ == "__main__":

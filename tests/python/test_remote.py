@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """RemoteSession against an hrt_server on loopback: the board's outputs
 equal Model.infer's locally (valid and dequantized), perf and model_info
-come back, device and versions are reported."""
+come back, device and versions are reported; the same for .hbm models (run
+by the server's hrt_model_exec_ucp)."""
 import os
 import signal
 import subprocess
@@ -13,7 +14,7 @@ import unittest
 import numpy as np
 
 import openbpu
-from common import BIN, calibration_samples, model_file
+from common import BIN, calibration_samples, hbm_file, model_file
 
 
 class Remote(unittest.TestCase):
@@ -56,6 +57,27 @@ class Remote(unittest.TestCase):
                              local.infer([x], dequantize=True)[0].tobytes())
         with self.assertRaisesRegex(ValueError, "bytes given"):
             sess.infer([x[:, :1]])
+
+    def test_hbm_infer_perf_equal_local(self):
+        path = hbm_file("sensitive_int_hbm")
+        sess = openbpu.RemoteSession(self.addr, self.token, path)
+        local = openbpu.load_model(path)
+        for x in calibration_samples("sensitive_int_hbm", "input")[:2]:
+            got = sess.infer([x])[0]
+            self.assertEqual(got.dtype, np.int32)
+            self.assertEqual(got.tobytes(), local.infer([x])[0].tobytes())
+            self.assertEqual(sess.infer(x, dequantize=True)[0].tobytes(), local.infer([x], dequantize=True)[0].tobytes())
+        p = sess.perf(frame_count=6, thread_num=2)
+        self.assertEqual(p["frames"], 6)
+        self.assertIn("[UCP]: UCP version", p["stdout"])  # the UCP tool ran it
+        info = sess.model_info()
+        self.assertIn("sensitive_int_hbm", info)
+        self.assertNotIn("aligned shape", info)  # gen-B model_info
+        nv12 = hbm_file("image_nv12_hbm")
+        sess = openbpu.RemoteSession(self.addr, self.token, nv12)
+        rng = np.random.default_rng(3)
+        planes = [rng.integers(0, 256, p.valid_shape, dtype=np.uint8) for p in sess.inputs]
+        self.assertEqual(sess.infer(planes)[0].tobytes(), openbpu.load_model(nv12).infer(planes)[0].tobytes())
 
     def test_perf_model_info_device(self):
         sess = openbpu.RemoteSession(self.addr, self.token, model_file("image"))
