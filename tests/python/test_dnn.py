@@ -38,6 +38,28 @@ def hrt_dump(model, inputs, *flags):
         return blobs
 
 
+def check_threads(test, m, xs, ref, runs, priority_step):
+    """4 Python threads, `runs` inferences each at priorities 0, step, 2*step,
+    3*step: every output equals the single-threaded reference."""
+    results, errors = {}, []
+
+    def worker(t):
+        try:
+            for k in range(runs):
+                i = (t + k) % len(xs)
+                results[(t, k)] = np.array_equal(m.infer([xs[i]], priority=t * priority_step)[0], ref[i])
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    test.assertEqual(errors, [])
+    test.assertEqual(len(results), 4 * runs)
+    test.assertTrue(all(results.values()))
+
+
 def round_half_away(v):
     return np.sign(v) * np.floor(np.abs(v) + 0.5)
 
@@ -96,23 +118,7 @@ class DnnBinding(unittest.TestCase):
         for core in (0, 1, 2):
             for prio in (0, 100, 255):
                 self.assertTrue(np.array_equal(m.infer([xs[0]], priority=prio, core_id=core)[0], ref[0]))
-        results, errors = {}, []
-
-        def worker(t):
-            try:
-                for k in range(10):
-                    i = (t + k) % len(xs)
-                    results[(t, k)] = np.array_equal(m.infer([xs[i]], priority=t * 30)[0], ref[i])
-            except Exception as e:  # noqa: BLE001 (reported below)
-                errors.append(e)
-        threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        self.assertEqual(errors, [])
-        self.assertEqual(len(results), 40)
-        self.assertTrue(all(results.values()))
+        check_threads(self, m, xs, ref, runs=10, priority_step=30)
 
     def test_errors_name_the_problem(self):
         m = openbpu.load_model(model_file("sensitive"))
@@ -205,23 +211,7 @@ class HbmBinding(unittest.TestCase):
                 self.assertTrue(np.array_equal(m.infer([xs[1]], priority=prio, core_id=core)[0], ref[1]))
         with self.assertRaisesRegex(RuntimeError, "core_id 2.*1 BPU core"):
             m.infer([xs[0]], core_id=2)
-        results, errors = {}, []
-
-        def worker(t):
-            try:
-                for k in range(8):
-                    i = (t + k) % len(xs)
-                    results[(t, k)] = np.array_equal(m.infer([xs[i]], priority=t * 60)[0], ref[i])
-            except Exception as e:  # noqa: BLE001 (reported below)
-                errors.append(e)
-        threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        self.assertEqual(errors, [])
-        self.assertEqual(len(results), 32)
-        self.assertTrue(all(results.values()))
+        check_threads(self, m, xs, ref, runs=8, priority_step=60)
 
     def test_errors_name_the_problem(self):
         m = openbpu.load_model(hbm_file("image_nv12_hbm"))
