@@ -133,6 +133,42 @@ void optimization_types(const Config& c, const isa::MarchInfo& march, const Grap
   }
 }
 
+// quant_config (hb_compile): the computation type of each BPU node's inputs,
+// node_config over op_config over model_config.all_node_type. A value read
+// by an int8 and an int16 node stays int8 (the compiler's rule), logged.
+void quant_config_types(const Config& c, const Graph& g, MapperLog& log, CompileOptions* co) {
+  const QuantConfig& q = c.calibration_parameters.quant_config;
+  if (q.file.empty()) return;
+  std::set<std::string> bpu_kinds, seen_nodes;
+  CompileOptions mine;
+  for (const auto& n : g.nodes) {
+    const auto node = q.node_types.find(n.name);
+    const auto op = q.op_types.find(n.op_type);
+    if (node != q.node_types.end()) seen_nodes.insert(n.name);
+    const OpUnit* u = find_op_unit(n);
+    if (u == nullptr || u->place == nullptr) {
+      if (node != q.node_types.end())
+        log.warn("quant_config node_config " + n.name + ": a " + n.op_type + " runs on the CPU in float; no effect");
+      continue;
+    }
+    bpu_kinds.insert(n.op_type);
+    const std::string& type = node != q.node_types.end() ? node->second
+                              : op != q.op_types.end()   ? op->second
+                                                         : q.all_node_type;
+    if (!type.empty()) add_values(node_inputs(g, n), type, &mine);
+  }
+  for (const auto& v : mine.int16_values)
+    if (mine.int8_values.count(v))
+      log.warn("quant_config: value '" + v + "' is read by int8 and int16 nodes; it stays int8");
+  co->int8_values.insert(mine.int8_values.begin(), mine.int8_values.end());
+  co->int16_values.insert(mine.int16_values.begin(), mine.int16_values.end());
+  for (const auto& [name, type] : q.node_types)
+    if (!seen_nodes.count(name)) log.warn("quant_config node_config " + name + ": no such node in the optimized model");
+  for (const auto& [kind, type] : q.op_types)
+    if (!bpu_kinds.count(kind)) log.warn("quant_config op_config " + kind + ": no " + kind + " node runs on the BPU");
+  if (q.model_output_type == "int8") co->int32_tail = false;
+}
+
 }  // namespace
 
 CompileOptions compile_options(const Config& c, const isa::MarchInfo& march, const Graph& g,
@@ -144,6 +180,7 @@ CompileOptions compile_options(const Config& c, const isa::MarchInfo& march, con
   if (has_optimization(c, "set_model_output_int8")) co.int32_tail = false;
   node_info_types(c, march, g, log, &co);
   optimization_types(c, march, g, log, &co);
+  quant_config_types(c, g, log, &co);
   if (has_optimization(c, "set_all_nodes_int16")) {
     if (march.int16)
       co.all_int16 = true;
@@ -179,6 +216,9 @@ void warn_ineffective_keys(const Config& c, MapperLog& log) {
     if (o == "lstm_batch_last") no_effect("optimization lstm_batch_last", "LSTM runs on the CPU");
     if (o == "run_fast" && !c.fast_perf) no_effect("optimization run_fast", "only --fast-perf uses it");
   }
+  if (cp.quant_config.model_output_type == "int16")
+    no_effect("quant_config model_config.model_output_type int16",
+              "BPU outputs read by the CPU are int32 (or int8 with model_output_type int8)");
   if (cc.compile_mode != "latency")
     no_effect("compiler_parameters.compile_mode " + cc.compile_mode, "the compiler always optimizes for latency");
   if (cc.balance_factor) no_effect("compiler_parameters.balance_factor", "the compiler always optimizes for latency");

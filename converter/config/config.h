@@ -73,6 +73,17 @@ struct InputParameter {
   std::string input_source;             // ddr, pyramid, resizer; "" until the name is known
 };
 
+// quant_config (hb_compile, seed 004): computation types at three levels,
+// read from its JSON file; the smaller level wins (node > op type > model).
+// Types are "int8" or "int16" (float16 is rejected: no float16 compute).
+struct QuantConfig {
+  std::string file;                               // absolute; empty: none
+  std::string all_node_type;                      // model_config.all_node_type
+  std::string model_output_type;                  // model_config.model_output_type
+  std::map<std::string, std::string> op_types;    // op_config: ONNX op type -> type
+  std::map<std::string, std::string> node_types;  // node_config: node name -> type
+};
+
 struct CalibrationParameters {
   std::string calibration_type = "default";  // default, mix, kl, max, load, skip
   bool preprocess_on = false;                // deprecated
@@ -85,6 +96,7 @@ struct CalibrationParameters {
   // Ours: the accuracy budget (mean output cosine to the float model on the
   // scoring samples); int16 promotion to reach it, makertbin fails without.
   std::optional<double> min_output_cosine;
+  QuantConfig quant_config;
 
   // Whether the calibration type reads calibration data (all but load/skip).
   bool needs_data() const { return calibration_type != "load" && calibration_type != "skip"; }

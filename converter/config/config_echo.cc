@@ -154,6 +154,7 @@ std::string Config::echo_yaml() const {
   w.list("optimization", p.optimization);
   if (p.enable_int16) w.boolean("enable_int16", *p.enable_int16);
   if (p.min_output_cosine) w.raw_num("min_output_cosine", cfg::format_float(*p.min_output_cosine));
+  if (!p.quant_config.file.empty()) w.str("quant_config", p.quant_config.file);
   w.end();
 
   const CompilerParameters& cp = compiler_parameters;
@@ -255,6 +256,7 @@ std::map<std::string, std::string> Config::metadata() const {
   if (!p.run_on_bpu.empty()) md["RUN_ON_BPU"] = cfg::join(p.run_on_bpu, ";");
   if (p.enable_int16) md["16BIT_QUANTIZE"] = py_bool(*p.enable_int16);
   if (p.min_output_cosine) md["MIN_OUTPUT_COSINE"] = cfg::format_float(*p.min_output_cosine);
+  if (!p.quant_config.file.empty()) md["QUANT_CONFIG"] = p.quant_config.file;
   if (custom_op.enabled) {
     md["CUSTOM_OP_METHOD"] = custom_op.method;
     md["CUSTOM_OP_DIR"] = custom_op.dir;

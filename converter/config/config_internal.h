@@ -64,6 +64,10 @@ std::string py_list(const std::vector<std::string>& items);   // ['a', 'b']
 // Absolute, lexically normalized path without a trailing separator.
 std::string abs_path(const std::string& base_dir, const std::string& path);
 
+// Reads and checks a quant_config JSON file (comments allowed, as the
+// seed's template has them); `where` names the yaml key in errors.
+QuantConfig parse_quant_config(const std::string& where, const std::string& file, const std::string& march);
+
 // Effective runtime type the vendor's transform table uses: nv12 with
 // bt601_video becomes yuv420sp_bt601_video.
 std::string effective_rt_type(const InputParameter& in);

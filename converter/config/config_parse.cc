@@ -39,11 +39,11 @@ const std::vector<std::string>& group_keys(const std::string& group) {
       {"input_parameters",
        {"input_name", "input_type_train", "input_layout_train", "input_type_rt", "input_layout_rt",
         "input_space_and_range", "input_shape", "input_batch", "norm_type", "mean_value",
-        "scale_value"}},
+        "scale_value", "separate_batch"}},
       {"calibration_parameters",
        {"cal_data_dir", "cal_data_type", "calibration_type", "preprocess_on", "max_percentile",
         "per_channel", "run_on_cpu", "run_on_bpu", "optimization", "enable_int16",
-        "min_output_cosine"}},
+        "min_output_cosine", "quant_config"}},
       {"compiler_parameters",
        {"compile_mode", "balance_factor", "debug", "core_num", "optimize_level", "input_source",
         "max_time_per_fc", "jobs", "advice", "ability_entry"}},
@@ -55,8 +55,7 @@ const std::vector<std::string>& group_keys(const std::string& group) {
 // Keys of the newer hb_compile (J6/S100) yaml that hb_mapper never had.
 bool is_hb_compile_key(const std::string& key) {
   static const std::set<std::string> keys = {
-      "separate_batch", "separate_name",         "std_value",    "quant_config",
-      "enable_vpu",     "hbdk3_compatible_mode", "extra_params", "cali_extra_param"};
+      "separate_name", "std_value", "enable_vpu", "hbdk3_compatible_mode", "extra_params", "cali_extra_param"};
   return keys.count(key) != 0;
 }
 
@@ -623,8 +622,12 @@ void parse_input_types(const Group& g, const InputCount& count, std::vector<Inpu
 
 }
 
-void parse_input_layouts_rt(const Group& g, const InputCount& count, std::vector<InputParameter>& inputs,
-                            const Warn& warn) {
+// The J6/S100 yaml (nash marches, seed 004) has no input_layout_rt: its
+// runtime takes images as NHWC planes and featuremaps in the training layout.
+// A layout given there is checked and used like hb_mapper's.
+void parse_input_layouts_rt(const Group& g, const InputCount& count, const std::string& march,
+                            std::vector<InputParameter>& inputs, const Warn& warn) {
+  const bool nash = march.rfind("nash", 0) == 0;
   const size_t n = count.n;
   OptStrings layout_rt = g.list("input_layout_rt");
   if (!layout_rt.empty()) count.expect(g, "input_layout_rt", layout_rt.size());
@@ -639,6 +642,7 @@ void parse_input_layouts_rt(const Group& g, const InputCount& count, std::vector
                  " input_type_rt is nv12 and layout '" + *l + "' is not needed.");
       continue;
     }
+    if (!l && nash) l = in.type_rt == "featuremap" ? in.layout_train : "NHWC";
     if (!l)
       fail(g.where("input_layout_rt"),
            "Input_layout_rt missing. input " + std::to_string(i) + " input_type_rt is: " +
@@ -715,7 +719,12 @@ void parse_shapes_and_batch(const Group& g, const InputCount& count, Config* c) 
       c->input_batch_set = true;
     }
   }
-
+  // hb_compile's separated batch mode (one model input per batch item) is
+  // not implemented: only its default, False, is accepted.
+  if (g.has("separate_batch") && g.boolean("separate_batch").value_or(true))
+    fail(g.where("separate_batch"),
+         "True (one model input per batch item) is not supported; the batch is one input of input_batch items "
+         "(separate_batch False)");
 }
 
 void parse_preprocessing(const Group& g, const InputCount& count, std::vector<InputParameter>& inputs,
@@ -799,7 +808,7 @@ void parse_input_parameters(const Group& g, Config* c, const Warn& warn) {
 
   parse_input_names(g, names, n, inputs);
   parse_input_types(g, count, inputs);
-  parse_input_layouts_rt(g, count, inputs, warn);
+  parse_input_layouts_rt(g, count, march, inputs, warn);
   parse_space_and_range(g, count, inputs);
   check_input_combinations(g, march, inputs);
   parse_shapes_and_batch(g, count, c);
@@ -942,6 +951,9 @@ void parse_calibration_parameters(const Group& g, const std::string& base_dir, C
       p.optimization.push_back(part);
     }
   }
+  if (g.has("quant_config"))
+    p.quant_config = cfg::parse_quant_config(g.where("quant_config"), cfg::abs_path(base_dir, g.str("quant_config")),
+                                             c->model_parameters.march);
   if (auto v = g.boolean("enable_int16")) {
     p.enable_int16 = *v;
     warn(g.where("enable_int16"),

@@ -5,7 +5,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
 
+#include <nlohmann/json.hpp>
+
+#include "bpu_sim/isa/march.h"
 #include "converter/config/config_internal.h"
 
 namespace openbpu::cvt::cfg {
@@ -275,6 +281,17 @@ void resolve_input_sources(Config& config, const Warn& warn) {
                                                    in.input_source + " by default");
       continue;
     }
+    // hb_compile (nash, seed 004) constrains only resizer (nv12 or gray):
+    // the UCP runtime reads every other input from memory, the .hbm keeps
+    // the configured source as a record.
+    const bool nash = config.model_parameters.march.rfind("nash", 0) == 0;
+    if (nash && it->second != "resizer" && !source_supports(it->second, rt)) {
+      warn("compiler_parameters.input_source",
+           "input '" + in.name + "': input_source " + it->second + " with input_type_rt " + rt +
+               " is kept as a record; the UCP runtime reads the input from memory");
+      in.input_source = it->second;
+      continue;
+    }
     if (!source_supports(it->second, rt))
       fail("compiler_parameters.input_source",
            "Wrong input_source received. input type rt : " + rt +
@@ -288,6 +305,87 @@ void resolve_input_sources(Config& config, const Warn& warn) {
                "model_parameters.layer_out_dump: True");
     in.input_source = it->second;
   }
+}
+
+
+// --- quant_config (hb_compile's yaml, seed 004) ------------------------------
+// The JSON file of computation types per level. What maps to our quantizer
+// (int8 / int16 activations per node, per op type, for the whole model; the
+// model output type) is kept; everything else is an error naming the key.
+// converter/options.cc turns it into the compiler's int8 / int16 value sets.
+namespace {
+
+using nlohmann::json;
+
+// One computation type: int8 or int16 (float16: no float16 compute here).
+std::string compute_type(const std::string& where, const json& v, const isa::MarchInfo& march) {
+  if (!v.is_string()) fail(where, "must be a string: int8 or int16");
+  const std::string t = lower(v.get<std::string>());
+  if (t == "float16")
+    fail(where, "float16 computation is not supported: the BPU programs this converter emits compute int8 and "
+                "int16 (use int16, or run the node on the CPU in float with node_info ON: CPU)");
+  if (t != "int8" && t != "int16") fail(where, "'" + v.get<std::string>() + "' is not one of int8, int16, float16");
+  if (t == "int16" && !march.int16)
+    fail(where, std::string("int16 needs a march with int16 (bayes, bayes-e, nash-e, nash-m); ") + march.name +
+                    " has none");
+  return t;
+}
+
+void only_keys(const std::string& where, const json& obj, const std::set<std::string>& keys) {
+  if (!obj.is_object()) fail(where, "must be a JSON object");
+  for (const auto& [k, v] : obj.items()) {
+    (void)v;
+    if (!keys.count(k)) {
+      std::vector<std::string> names(keys.begin(), keys.end());
+      fail(where + "." + k, "unknown key; valid keys: " + join(names, ", "));
+    }
+  }
+}
+
+// op_config / node_config: {"<name>": {"type": "<type>"}, ...}
+std::map<std::string, std::string> named_types(const std::string& where, const json& obj,
+                                               const isa::MarchInfo& march) {
+  std::map<std::string, std::string> out;
+  if (!obj.is_object()) fail(where, "must be a JSON object of {\"<name>\": {\"type\": ...}}");
+  for (const auto& [name, entry] : obj.items()) {
+    const std::string w = where + "." + name;
+    only_keys(w, entry, {"type"});
+    if (!entry.contains("type")) fail(w, "missing \"type\"");
+    out[name] = compute_type(w + ".type", entry.at("type"), march);
+  }
+  return out;
+}
+
+}  // namespace
+
+QuantConfig parse_quant_config(const std::string& where, const std::string& file, const std::string& march_name) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(where, "cannot read the quant_config file '" + file + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json doc;
+  try {
+    doc = json::parse(ss.str(), nullptr, true, /*ignore_comments=*/true);
+  } catch (const json::exception& e) {
+    fail(where, "'" + file + "' is not valid JSON: " + e.what());
+  }
+  const isa::MarchInfo* march = isa::find_march(march_name);
+  if (march == nullptr) fail(where, "needs a known march");
+  QuantConfig q;
+  q.file = file;
+  const std::string w = where + "(" + file + ")";
+  only_keys(w, doc, {"model_config", "op_config", "node_config"});
+  if (doc.contains("model_config")) {
+    const json& m = doc.at("model_config");
+    only_keys(w + ".model_config", m, {"all_node_type", "model_output_type"});
+    if (m.contains("all_node_type"))
+      q.all_node_type = compute_type(w + ".model_config.all_node_type", m.at("all_node_type"), *march);
+    if (m.contains("model_output_type"))
+      q.model_output_type = compute_type(w + ".model_config.model_output_type", m.at("model_output_type"), *march);
+  }
+  if (doc.contains("op_config")) q.op_types = named_types(w + ".op_config", doc.at("op_config"), *march);
+  if (doc.contains("node_config")) q.node_types = named_types(w + ".node_config", doc.at("node_config"), *march);
+  return q;
 }
 
 }  // namespace openbpu::cvt::cfg

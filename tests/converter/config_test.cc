@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 namespace openbpu::cvt {
@@ -172,6 +173,11 @@ void expect_same(const Config& a, const Config& b) {
   EXPECT_EQ(ca.run_on_bpu, cb.run_on_bpu);
   EXPECT_EQ(ca.optimization, cb.optimization);
   EXPECT_EQ(ca.enable_int16, cb.enable_int16);
+  EXPECT_EQ(ca.quant_config.file, cb.quant_config.file);
+  EXPECT_EQ(ca.quant_config.all_node_type, cb.quant_config.all_node_type);
+  EXPECT_EQ(ca.quant_config.model_output_type, cb.quant_config.model_output_type);
+  EXPECT_EQ(ca.quant_config.op_types, cb.quant_config.op_types);
+  EXPECT_EQ(ca.quant_config.node_types, cb.quant_config.node_types);
   const CompilerParameters &pa = a.compiler_parameters, &pb = b.compiler_parameters;
   EXPECT_EQ(pa.compile_mode, pb.compile_mode);
   EXPECT_EQ(pa.balance_factor, pb.balance_factor);
@@ -279,6 +285,86 @@ TEST_F(ConfigTest, X5DocTemplateParses) {
   EXPECT_EQ(c.compiler_parameters.jobs, 8);
   EXPECT_EQ(c.compiler_parameters.input_source.at("data"), "pyramid");
   expect_echo_round_trip(c);
+}
+
+// Seed 004's hb_compile template with only paths changed: every key of it
+// parses; J6 has no input_layout_rt (images NHWC at run time).
+TEST_F(ConfigTest, J6DocTemplateParses) {
+  Config c;
+  ASSERT_TRUE(load_sample("j6_doc_template.yaml", &c)) << error_;
+  const ModelParameters& m = c.model_parameters;
+  EXPECT_EQ(m.march, "nash-e");
+  EXPECT_EQ(m.output_nodes, std::vector<std::string>{"OP_name"});
+  EXPECT_EQ(m.remove_node_name, std::vector<std::string>{"OP_name"});
+  ASSERT_EQ(c.input_parameters.size(), 1u);
+  const InputParameter& in = c.input_parameters[0];
+  EXPECT_EQ(in.type_rt, "yuv444");
+  EXPECT_EQ(in.layout_rt, "NHWC");
+  EXPECT_EQ(in.space_and_range, "regular");
+  EXPECT_EQ(c.calibration_parameters.calibration_type, "kl");
+  EXPECT_EQ(c.compiler_parameters.input_source.at("data"), "pyramid");
+  EXPECT_EQ(c.compiler_parameters.max_time_per_fc, 1000);
+  EXPECT_EQ(c.compiler_parameters.jobs, 8);
+  EXPECT_TRUE(c.calibration_parameters.quant_config.file.empty());
+  expect_echo_round_trip(c);
+  // A featuremap input takes its training layout; hb_mapper's marches still
+  // need input_layout_rt.
+  Config f;
+  ASSERT_TRUE(parse(Yaml().set("model_parameters", "march", "'nash-m'").set("input_parameters", "input_type_rt", "'featuremap'")
+                        .set("input_parameters", "input_type_train", "'featuremap'").set("input_parameters", "input_layout_train", "'NHWC'")
+                        .set("input_parameters", "norm_type", "'no_preprocess'").erase("input_parameters", "scale_value").str(), &f))
+      << error_;
+  EXPECT_EQ(f.input_parameters[0].layout_rt, "NHWC");
+  EXPECT_NE(error_of(Yaml().set("input_parameters", "input_type_rt", "'rgb'").str()).find("Input_layout_rt missing"),
+            std::string::npos);
+}
+
+// quant_config (seed 004's JSON template, comments included) maps to
+// per-level types; what has no counterpart is an error naming it.
+TEST_F(ConfigTest, J6QuantConfigParsesAndRejectsWhatDoesNotMap) {
+  fs::copy_file(fs::path(OPENBPU_CONFIG_SAMPLES) / "j6_quant_config.json", dir_ / "j6_quant_config.json",
+                fs::copy_options::overwrite_existing);
+  const auto yaml = [](const std::string& march, const std::string& file) {
+    return Yaml().set("model_parameters", "march", "'" + march + "'")
+        .set("calibration_parameters", "quant_config", "'" + file + "'").str();
+  };
+  Config c;
+  ASSERT_TRUE(parse(yaml("nash-e", "j6_quant_config.json"), &c)) << error_;
+  const QuantConfig& q = c.calibration_parameters.quant_config;
+  EXPECT_EQ(q.file, path("j6_quant_config.json"));
+  EXPECT_EQ(q.all_node_type, "int16");
+  EXPECT_EQ(q.model_output_type, "int8");
+  EXPECT_EQ(q.op_types, (std::map<std::string, std::string>{{"Add", "int16"}, {"Conv", "int8"}}));
+  EXPECT_EQ(q.node_types, (std::map<std::string, std::string>{{"Add_1", "int8"}, {"Conv_0", "int16"}}));
+  expect_echo_round_trip(c);
+  EXPECT_NE(error_of(yaml("bernoulli2", "j6_quant_config.json")).find("int16 needs a march with int16"),
+            std::string::npos);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"node_config": {"Conv_0": {"type": "float16"}}})", "node_config.Conv_0.type: float16 computation is not supported"},
+      {R"({"model_config": {"all_node_type": "int16/float16"}})", "'int16/float16' is not one of int8, int16, float16"},
+      {R"({"model_config": {"all_node_types": "int16"}})", "model_config.all_node_types: unknown key"},
+      {R"({"op_config": {"Conv": {"type": "int16", "qtype": 1}}})", "op_config.Conv.qtype: unknown key"},
+      {R"({"op_config": {"Conv": {}}})", "op_config.Conv: missing \"type\""},
+      {R"({"layer_config": {}})", "layer_config: unknown key"},
+      {R"({"node_config": [1]})", "node_config: must be a JSON object"},
+      {R"({"node_config": )", "is not valid JSON"},
+  };
+  for (size_t i = 0; i < bad.size(); ++i) {
+    const std::string name = "q" + std::to_string(i) + ".json";
+    std::ofstream(dir_ / name) << bad[i].first;
+    const std::string e = error_of(yaml("nash-e", name));
+    EXPECT_NE(e.find("calibration_parameters.quant_config"), std::string::npos) << e;
+    EXPECT_NE(e.find(bad[i].second), std::string::npos) << bad[i].first << " -> " << e;
+  }
+  EXPECT_NE(error_of(yaml("nash-e", "missing.json")).find("cannot read the quant_config file"), std::string::npos);
+}
+
+TEST_F(ConfigTest, SeparateBatchOnlyFalse) {
+  Config c;
+  EXPECT_TRUE(parse(Yaml().set("input_parameters", "separate_batch", "False").str(), &c)) << error_;
+  EXPECT_NE(error_of(Yaml().set("input_parameters", "separate_batch", "True").str())
+                .find("input_parameters.separate_batch: True (one model input per batch item) is not supported"),
+            std::string::npos);
 }
 
 TEST_F(ConfigTest, J5AllKeysParse) {

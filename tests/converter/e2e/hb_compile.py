@@ -6,13 +6,17 @@ data). The .hbm runs through the UCP runtime (hrt_model_exec_ucp) and is
 compared with the float model (torch, within int8 bounds) and with the .bin
 hb_mapper makes from the same yaml run through libdnn 1.x (same pipeline:
 identical outputs). Bad input: a 1.x march, hb_mapper-only use of the
-options, an unmapped hb_compile key -- an error naming the problem and no
-model file.
+options, a quant_config type without a counterpart (float16) -- an error
+naming the problem and no model file. Seed 004's configuration template
+with only paths changed compiles and runs (yuv444 input, kl calibration);
+quant_config's levels choose the convolutions' input types (node over op
+type over model).
 
 usage: hb_compile.py --work DIR --bin BUILD_BIN_DIR
 Run with Debian's /usr/bin/python3 (onnx, numpy, torch).
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -95,6 +99,107 @@ def accuracy(got, ref, what):
     check(cos > 0.999 and err < 0.05, what + ": cosine %.5f, max error %.4f" % (cos, err))
 
 
+def seed_template(bin_dir, work, hb_compile, template):
+    """Seed 004's configuration template with only paths changed
+    (tests/converter/configs/j6_doc_template.yaml): a bgr-trained model whose
+    input 'data' is yuv444 at run time, node 'OP_name' the output node (and
+    removed: a tail Reshape), kl calibration. The .hbm runs on
+    hrt_model_exec_ucp and follows the float model."""
+    d = os.path.join(work, "seed004")
+    os.makedirs(os.path.join(d, "calibration_data"))
+    rng = np.random.default_rng(4)
+    w1 = rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.2
+    w2 = rng.standard_normal((10, 8, 1, 1)).astype(np.float32) * 0.3
+    nodes = [helper.make_node("Conv", ["data", "w1"], ["c1"], name="conv1", pads=[1] * 4, strides=[2, 2]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], name="conv2"),
+             helper.make_node("GlobalAveragePool", ["c2"], ["pooled"], name="gap"),
+             helper.make_node("Reshape", ["pooled", "shape"], ["prob"], name="OP_name")]
+    g = helper.make_graph(nodes, "seed004", [helper.make_tensor_value_info("data", TensorProto.FLOAT, [1, 3, 224, 224])],
+                          [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, 10])],
+                          [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2"),
+                           numpy_helper.from_array(np.array([1, 10], np.int64), "shape")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
+    m.ir_version = 7
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for k in range(3):
+        rng.integers(0, 256, (1, 3, 224, 224), dtype=np.uint8).tofile(os.path.join(d, "calibration_data", "%d.bin" % k))
+    with open(template) as f:
+        yaml = f.read()
+    with open(os.path.join(d, "c.yaml"), "w") as f:
+        f.write(yaml.replace("onnx_model: 'model.onnx'", "onnx_model: '%s'" % os.path.join(d, "model.onnx")))
+    log = run([hb_compile, "--config", "c.yaml"], d)
+    hbm = os.path.join(d, "model_output_dir", "mobilenetv1.hbm")
+    check(os.path.exists(hbm), "seed 004 template: no model_output_dir/mobilenetv1.hbm")
+    check("Node 'OP_name' is removed" in log, "seed 004 template: remove_node_name OP_name not applied")
+    # A BGR image, its yuv444 (BT.601 full range, the 'regular' range) as the
+    # run-time input (NHWC), the float model on the BGR image.
+    bgr = rng.integers(0, 256, (224, 224, 3)).astype(np.float64)
+    b, gr, r = bgr[..., 0], bgr[..., 1], bgr[..., 2]
+    y = 0.299 * r + 0.587 * gr + 0.114 * b
+    yuv = np.stack([y, 0.564 * (b - y) + 128, 0.713 * (r - y) + 128], -1)
+    np.clip(np.round(yuv), 0, 255).astype(np.uint8)[None].tofile(os.path.join(d, "input.bin"))
+    mean = np.array([103.94, 116.78, 123.68]).reshape(1, 3, 1, 1)
+    x = ((bgr.transpose(2, 0, 1)[None] - mean) * 0.017).astype(np.float32)
+    t = torch.from_numpy
+    c1 = torch.relu(torch.nn.functional.conv2d(t(x), t(w1), padding=1, stride=2))
+    ref = torch.nn.functional.conv2d(c1, t(w2)).mean(dim=(2, 3)).numpy()
+    os.makedirs(os.path.join(d, "dump"))
+    run([os.path.join(bin_dir, "hrt_model_exec_ucp"), "infer", "--model_file=" + hbm, "--input_file=input.bin",
+         "--enable_dump", "--dump_path=dump"], d)
+    dumps = [f for f in os.listdir(os.path.join(d, "dump")) if f.startswith("model_infer_output_0_")]
+    got = np.fromfile(os.path.join(d, "dump", dumps[0]), np.float32) if dumps else None
+    accuracy(got, ref, "seed 004 template (yuv444 input, kl), nash-e, UCP runtime")
+
+
+def quant_config_effects(work, hb_compile):
+    """quant_config levels on a conv -> InstanceNormalization (CPU) -> conv
+    model: the type of each BPU subgraph's input Quantize shows the type
+    chosen for the conv reading it (node over op type over model)."""
+    d = os.path.join(work, "quant_config")
+    os.makedirs(os.path.join(d, "cal"))
+    rng = np.random.default_rng(5)
+    inits = [numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3, "w1"),
+             numpy_helper.from_array(rng.standard_normal((8, 8, 3, 3)).astype(np.float32) * 0.2, "w2"),
+             numpy_helper.from_array(np.linspace(0.5, 1.5, 8).astype(np.float32), "s"),
+             numpy_helper.from_array(np.zeros(8, np.float32), "b")]
+    nodes = [helper.make_node("Conv", ["input", "w1"], ["c1"], name="conv1", pads=[1] * 4),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("InstanceNormalization", ["r1", "s", "b"], ["inorm"], name="inorm"),
+             helper.make_node("Conv", ["inorm", "w2"], ["y"], name="conv2", pads=[1] * 4)]
+    g = helper.make_graph(nodes, "q", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 16, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 16, 16])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
+    m.ir_version = 7
+    model = os.path.join(d, "m.onnx")
+    onnx.save(m, model)
+    for k in range(4):
+        np.save(os.path.join(d, "cal", "%d.npy" % k), rng.uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32))
+    int8, int16 = TensorProto.INT8, TensorProto.INT16
+    cases = [("node", {"node_config": {"conv2": {"type": "int16"}}}, (int8, int16)),
+             ("op_then_node", {"op_config": {"Conv": {"type": "int16"}}, "node_config": {"conv2": {"type": "int8"}}},
+              (int16, int8)),
+             ("model", {"model_config": {"all_node_type": "int16"}}, (int16, int16)),
+             ("model_then_op", {"model_config": {"all_node_type": "int16"}, "op_config": {"Conv": {"type": "int8"}}},
+              (int8, int8))]
+    for name, qc, want in cases:
+        c = os.path.join(d, name)
+        os.makedirs(c)
+        with open(os.path.join(c, "q.json"), "w") as f:
+            json.dump(qc, f)
+        with open(os.path.join(c, "c.yaml"), "w") as f:
+            f.write(YAML.format(model=model, march="nash-e", extra="  quant_config: 'q.json'\n")
+                    .replace("'./cal'", "'%s'" % os.path.join(d, "cal")))
+        run([hb_compile, "--config", "c.yaml"], c)
+        q = onnx.load(os.path.join(c, "out", "m_quantized_model.onnx"))
+        types = {v.name: v.type.tensor_type.elem_type for v in list(q.graph.value_info) + list(q.graph.output)}
+        got = []
+        for src in ("input", "inorm"):
+            outs = [n.output[0] for n in q.graph.node if n.op_type == "Quantize" and n.input[0] == src]
+            got.append(types.get(outs[0]) if outs else None)
+        check(tuple(got) == want, "quant_config %s: the convs read %s, expected %s" % (name, got, want))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
@@ -150,8 +255,10 @@ def main():
     bad = os.path.join(work, "bad")
     os.makedirs(bad)
     shutil.copytree(os.path.join(work, "cal"), os.path.join(bad, "cal"))
+    with open(os.path.join(bad, "q.json"), "w") as f:
+        json.dump({"node_config": {"y": {"type": "float16"}}}, f)
     cases = [("bayes-e", "", "hb_mapper"),
-             ("nash-e", "  quant_config: 'q.json'\n", "quant_config")]
+             ("nash-e", "  quant_config: 'q.json'\n", "float16 computation is not supported")]
     for march, extra, needle in cases:
         with open(os.path.join(bad, "c.yaml"), "w") as f:
             f.write(YAML.format(model=model, march=march, extra=extra))
@@ -160,6 +267,10 @@ def main():
         check(not os.path.exists(os.path.join(bad, "out", "m.hbm")), "a model was left after an error")
     out = run([hb_compile, "--model", model, "--march", "nash-e"], bad, ok=False)
     check("--fast-perf" in out, "--model without --fast-perf is not named")
+
+    seed_template(args.bin, work, hb_compile,
+                  os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "configs", "j6_doc_template.yaml"))
+    quant_config_effects(work, hb_compile)
     if FAILS:
         print("hb_compile: %d check(s) failed" % len(FAILS), file=sys.stderr)
         return 1
