@@ -359,6 +359,17 @@ TEST_F(ConfigTest, J6QuantConfigParsesAndRejectsWhatDoesNotMap) {
   EXPECT_NE(error_of(yaml("nash-e", "missing.json")).find("cannot read the quant_config file"), std::string::npos);
 }
 
+// The UCP runtime has no ROI input yet: a resizer input would run as plain
+// NV12 planes, so hb_compile refuses it on the nash marches.
+TEST_F(ConfigTest, NashResizerIsRejected) {
+  const std::string e = error_of(Yaml().set("model_parameters", "march", "'nash-e'")
+                                     .set("input_parameters", "input_name", "'data'")
+                                     .set("compiler_parameters", "input_source", "{data: resizer}").str());
+  EXPECT_NE(e.find("input 'data': resizer inputs (Y, UV and a ROI tensor) are not supported on nash-e yet"),
+            std::string::npos)
+      << e;
+}
+
 TEST_F(ConfigTest, SeparateBatchOnlyFalse) {
   Config c;
   EXPECT_TRUE(parse(Yaml().set("input_parameters", "separate_batch", "False").str(), &c)) << error_;
