@@ -38,6 +38,19 @@ def hrt_dump(model, inputs, *flags):
         return blobs
 
 
+def three_outputs_equal_dumps(test, m, path, x):
+    """The one-input model's output raw (aligned), valid and dequantized equal
+    hrt_model_exec's dumps without flags, with --remove_padding_process and
+    with --hybrid_dequantize_process; returns (aligned, valid)."""
+    aligned = m.infer([x], aligned=True)[0]
+    valid = m.infer({m.inputs[0].name: x})[0]
+    floats = m.infer(x, dequantize=True)[0]
+    test.assertEqual(aligned.tobytes(), hrt_dump(path, [x])[0])
+    test.assertEqual(valid.tobytes(), hrt_dump(path, [x], "--remove_padding_process")[0])
+    test.assertEqual(floats.tobytes(), hrt_dump(path, [x], "--hybrid_dequantize_process")[0])
+    return aligned, valid
+
+
 def check_threads(test, m, xs, ref, runs, priority_step):
     """4 Python threads, `runs` inferences each at priorities 0, step, 2*step,
     3*step: every output equals the single-threaded reference."""
@@ -71,12 +84,7 @@ class DnnBinding(unittest.TestCase):
         self.assertEqual(m.outputs[0].quanti_type, "SCALE")
         self.assertNotEqual(m.outputs[0].valid_shape, m.outputs[0].aligned_shape)  # padded channels
         x = calibration_samples("sensitive_int", "input")[0]
-        aligned = m.infer([x], aligned=True)[0]
-        valid = m.infer({"input": x})[0]
-        floats = m.infer(x, dequantize=True)[0]
-        self.assertEqual(aligned.tobytes(), hrt_dump(path, [x])[0])
-        self.assertEqual(valid.tobytes(), hrt_dump(path, [x], "--remove_padding_process")[0])
-        self.assertEqual(floats.tobytes(), hrt_dump(path, [x], "--hybrid_dequantize_process")[0])
+        aligned, valid = three_outputs_equal_dumps(self, m, path, x)
         self.assertEqual(valid.shape, m.outputs[0].valid_shape)
         self.assertTrue(np.array_equal(aligned.reshape(m.outputs[0].aligned_shape)[..., :4], valid))
 
@@ -161,12 +169,7 @@ class HbmBinding(unittest.TestCase):
         self.assertIsNone(p.layout)
         self.assertGreater(p.aligned_byte_size, p.tight_byte_size)  # padded rows
         x = calibration_samples("sensitive_int_hbm", "input")[0]
-        aligned = m.infer([x], aligned=True)[0]
-        valid = m.infer({"input": x})[0]
-        floats = m.infer(x, dequantize=True)[0]
-        self.assertEqual(aligned.tobytes(), hrt_dump(path, [x])[0])
-        self.assertEqual(valid.tobytes(), hrt_dump(path, [x], "--remove_padding_process")[0])
-        self.assertEqual(floats.tobytes(), hrt_dump(path, [x], "--hybrid_dequantize_process")[0])
+        aligned, valid = three_outputs_equal_dumps(self, m, path, x)
         self.assertEqual(valid.shape, p.valid_shape)
         strided = np.lib.stride_tricks.as_strided(aligned, p.valid_shape, p.stride)
         self.assertTrue(np.array_equal(strided, valid))
