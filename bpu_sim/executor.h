@@ -26,6 +26,7 @@ struct KernelTable {
   void (*fill)(const isa::Fill&, const Memory&);
   void (*argmax)(const isa::ArgMax&, const Memory&);
   void (*preprocess)(const isa::Preprocess&, const Memory&);
+  void (*matmul)(const isa::MatMul&, const Memory&);
 };
 
 const KernelTable& reference_kernels();

@@ -44,7 +44,7 @@ void for_views(const isa::Instruction& ins, F&& f) {
         if constexpr (std::is_same_v<T, isa::Conv>) {
           f(b.in), f(b.out);
           if (b.has_residual) f(b.residual);
-        } else if constexpr (std::is_same_v<T, isa::Eltwise>) {
+        } else if constexpr (std::is_same_v<T, isa::Eltwise> || std::is_same_v<T, isa::MatMul>) {
           f(b.a), f(b.b), f(b.out);
         } else if constexpr (std::is_same_v<T, isa::Fill>) {
           f(b.out);
@@ -168,6 +168,12 @@ Info describe(const isa::Instruction& ins) {
         if constexpr (std::is_same_v<T, isa::Eltwise>) {
           r.kind = "eltwise";
           r.bytes = static_cast<double>(bytes(b.a) + bytes(b.b) + bytes(b.out));
+        } else if constexpr (std::is_same_v<T, isa::MatMul>) {
+          r.kind = "matmul";
+          r.bytes = static_cast<double>(bytes(b.a) + bytes(b.b) + bytes(b.out));
+          r.desc = std::to_string(b.out.dims[0] * b.out.dims[1]) + "x(" + std::to_string(b.a.dims[2]) + "x" +
+                   std::to_string(b.a.dims[3]) + " * " + std::to_string(b.b.dims[2]) + "x" +
+                   std::to_string(b.b.dims[3]) + ")";
         } else if constexpr (std::is_same_v<T, isa::Lut>) {
           r.kind = "lut";
           r.bytes = static_cast<double>(bytes(b.in) + bytes(b.out));
@@ -200,7 +206,8 @@ Info describe(const isa::Instruction& ins) {
                    std::to_string(b.out.dims[2]) + "x" + std::to_string(b.out.dims[3]) +
                    (*bc(b.a) ? " a" + std::string(bc(b.a)) : "") +
                    (*bc(b.b) ? " b" + std::string(bc(b.b)) : "");
-        } else if constexpr (!std::is_same_v<T, isa::Fill> && !std::is_same_v<T, isa::Conv>) {
+        } else if constexpr (!std::is_same_v<T, isa::Fill> && !std::is_same_v<T, isa::Conv> &&
+                             !std::is_same_v<T, isa::MatMul>) {
           r.desc = std::to_string(b.in.dims[1]) + "x" + std::to_string(b.in.dims[2]) + "x" +
                    std::to_string(b.in.dims[3]) + " -> " + std::to_string(b.out.dims[1]) + "x" +
                    std::to_string(b.out.dims[2]) + "x" + std::to_string(b.out.dims[3]);

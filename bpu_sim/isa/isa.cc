@@ -25,6 +25,7 @@ const char* opcode_name(Opcode op) {
     case Opcode::kFill: return "Fill";
     case Opcode::kArgMax: return "ArgMax";
     case Opcode::kPreprocess: return "Preprocess";
+    case Opcode::kMatMul: return "MatMul";
   }
   return "?";
 }

@@ -100,6 +100,7 @@ enum class Opcode : uint16_t {
   kFill = 0x0061,
   kArgMax = 0x0070,
   kPreprocess = 0x0080,
+  kMatMul = 0x0090,
 };
 
 // Activation clamp bounds and output range are in the output's quantized domain.
@@ -273,7 +274,26 @@ struct Preprocess {
   }
 };
 
-using Instr = std::variant<Conv, Pool, Eltwise, Lut, Resize, Move, Fill, ArgMax, Preprocess>;
+// Batched product of two activation matrices (attention: Q*K^T, P*V).
+//   a:   [B0, B1, M, K, 1, 1]   int8 or int16
+//   b:   [B0, B1, K, N, 1, 1]   int8 or int16
+//   out: [B0, B1, M, N, 1, 1]   int8 or int16
+// Any strides: a transposed operand is a view with swapped strides, a batch
+// shared by the other operand has stride 0. K <= kMaxMatMulDepth.
+//   acc = sum_k a[i, j, m, k] * b[i, j, k, n]       (exact, |acc| < 2^47)
+//   y = clamp(floor((acc*M + 2^(S-1)) / 2^S), act_min, act_max)
+inline constexpr int kMaxMatMulDepth = 1 << 16;
+struct MatMul {
+  TensorRef a, b, out;
+  int32_t multiplier = 1 << 30;
+  int32_t shift = 30;
+  int32_t act_min = -128, act_max = 127;
+  template <class V> void visit(V& v) {
+    a.visit(v); b.visit(v); out.visit(v); v(multiplier); v(shift); v(act_min); v(act_max);
+  }
+};
+
+using Instr = std::variant<Conv, Pool, Eltwise, Lut, Resize, Move, Fill, ArgMax, Preprocess, MatMul>;
 
 // Deconv shares Conv's fields; the opcode distinguishes them.
 struct Instruction {

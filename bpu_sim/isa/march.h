@@ -30,6 +30,7 @@ struct OpLimits {
   int max_deconv_kernel;  // deconvolution kernel side
   bool reshape;           // Reshape / Flatten / Squeeze / Unsqueeze map to the BPU
   bool transpose;         // Transpose / DepthToSpace / SpaceToDepth map to the BPU
+  bool matmul;            // products of two activations (kMatMul)
 };
 
 struct MarchInfo {

@@ -17,7 +17,8 @@ void lut_portable(const isa::Lut& l, const Memory& m) { lut(l, m, nullptr); }
 #define OPENBPU_TABLE(NAME, CONV, DECONV, ELTWISE, LUT)                                       \
   {                                                                                          \
     .name = NAME, .conv = CONV, .deconv = DECONV, .pool = pool, .eltwise = ELTWISE, .lut = LUT, \
-    .resize = resize, .move = move, .fill = fill, .argmax = argmax, .preprocess = preprocess    \
+    .resize = resize, .move = move, .fill = fill, .argmax = argmax, .preprocess = preprocess, \
+    .matmul = matmul                                                                         \
   }
 
 const KernelTable kPortable = OPENBPU_TABLE("portable", conv_portable, deconv_portable, eltwise_portable, lut_portable);

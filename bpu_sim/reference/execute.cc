@@ -41,6 +41,9 @@ void execute(const isa::Instruction& ins, const Memory& mem) {
     case Opcode::kPreprocess:
       if (auto* c = std::get_if<isa::Preprocess>(&b)) preprocess(*c, mem);
       return;
+    case Opcode::kMatMul:
+      if (auto* c = std::get_if<isa::MatMul>(&b)) matmul(*c, mem);
+      return;
   }
 }
 

@@ -17,7 +17,7 @@ const KernelTable& reference_kernels() {
   static const KernelTable table = {
       .name = "reference", .conv = ref::conv, .deconv = ref::deconv, .pool = ref::pool, .eltwise = ref::eltwise,
       .lut = ref::lut, .resize = ref::resize, .move = ref::move, .fill = ref::fill, .argmax = ref::argmax,
-      .preprocess = ref::preprocess,
+      .preprocess = ref::preprocess, .matmul = ref::matmul,
   };
   return table;
 }
@@ -83,6 +83,9 @@ void execute(const isa::Instruction& ins, const Memory& mem, const KernelTable& 
       break;
     case Opcode::kPreprocess:
       k.preprocess(std::get<isa::Preprocess>(ins.body), mem);
+      break;
+    case Opcode::kMatMul:
+      k.matmul(std::get<isa::MatMul>(ins.body), mem);
       break;
   }
 }

@@ -87,6 +87,12 @@ Cost estimate_cost(const isa::Instruction& ins, const isa::MarchInfo& m) {
         } else if constexpr (std::is_same_v<T, isa::Fill>) {
           compute = b.out.elements() / kVectorLanes;
           c.stored = bytes_of(b.out);
+        } else if constexpr (std::is_same_v<T, isa::MatMul>) {
+          // The convolution datapath with the second operand streamed as weights.
+          c.macs = static_cast<uint64_t>(b.out.elements()) * static_cast<uint64_t>(b.a.dims[3]);
+          compute = c.macs * std::max(int16_factor(b.a), int16_factor(b.b)) / m.int8_macs_per_cycle;
+          c.loaded = bytes_of(b.a) + bytes_of(b.b);
+          c.stored = bytes_of(b.out);
         } else if constexpr (std::is_same_v<T, isa::Preprocess>) {
           c.macs = static_cast<uint64_t>(b.out.elements()) * 3;
           compute = c.macs / kVectorLanes;

@@ -352,6 +352,30 @@ class V {
     return true;
   }
 
+  // out [B0, B1, M, N] = a [B0, B1, M, K] x b [B0, B1, K, N]; 4-D views.
+  bool matmul(const isa::MatMul& m) {
+    Extent ea, eb, eout;
+    if (!view(m.a, "input a", false, &ea) || !view(m.b, "input b", false, &eb) ||
+        !view(m.out, "output", true, &eout))
+      return false;
+    if (!rank4(m.a, "input a") || !rank4(m.b, "input b") || !rank4(m.out, "output")) return false;
+    if (!dtype_in(m.a, "input a", {DType::kInt8, DType::kInt16}) ||
+        !dtype_in(m.b, "input b", {DType::kInt8, DType::kInt16}) ||
+        !dtype_in(m.out, "output", {DType::kInt8, DType::kInt16}))
+      return false;
+    const int32_t* a = m.a.dims;
+    const int32_t* b = m.b.dims;
+    const int32_t* o = m.out.dims;
+    if (a[0] != o[0] || a[1] != o[1] || b[0] != o[0] || b[1] != o[1] || a[2] != o[2] || b[3] != o[3] ||
+        a[3] != b[2])
+      return fail("matmul dimensions disagree (a [B0,B1,M,K], b [B0,B1,K,N], out [B0,B1,M,N])");
+    if (a[3] > isa::kMaxMatMulDepth)
+      return fail("matmul depth " + std::to_string(a[3]) + " exceeds " + std::to_string(isa::kMaxMatMulDepth));
+    if (!mult_ok(m.multiplier, "matmul") || !shift_ok(m.shift, isa::kMaxShift, "matmul")) return false;
+    if (!no_overlap(eout, ea, "input a") || !no_overlap(eout, eb, "input b")) return false;
+    return act_ok(m.act_min, m.act_max, m.out.dtype);
+  }
+
   bool preprocess(const isa::Preprocess& p) {
     using F = isa::ImageFormat;
     Extent ein, eout;
@@ -444,6 +468,9 @@ class MarchCheck {
     if (const auto* v = std::get_if<isa::Move>(&ins.body)) return types({&v->in, &v->out});
     if (const auto* f = std::get_if<isa::Fill>(&ins.body)) return types({&f->out});
     if (const auto* a = std::get_if<isa::ArgMax>(&ins.body)) return types({&a->in, &a->out});
+    if (const auto* a = std::get_if<isa::MatMul>(&ins.body))
+      return (m_.limits.matmul || fail("a product of two activations (MatMul) is not supported")) &&
+             types({&a->a, &a->b, &a->out});
     return true;
   }
 
@@ -485,6 +512,9 @@ bool validate_structure(const isa::Instruction& ins, const RegionLayout& regions
       break;
     case Opcode::kPreprocess:
       if (auto* p = std::get_if<isa::Preprocess>(&ins.body)) return v.preprocess(*p);
+      break;
+    case Opcode::kMatMul:
+      if (auto* p = std::get_if<isa::MatMul>(&ins.body)) return v.matmul(*p);
       break;
   }
   return v.fail("opcode and body disagree");

@@ -42,6 +42,7 @@ const OpUnit* const kTable[] = {
     &kConcatUnit, &kSplitUnit, &kSliceUnit, &kPadUnit,
     &kBatchNormalizationUnit,
     &kArgMaxUnit,
+    &kMatMulUnit,
     &kReshapeUnit, &kFlattenUnit, &kSqueezeUnit, &kUnsqueezeUnit, &kTransposeUnit, &kDepthToSpaceUnit,
     &kSpaceToDepthUnit,
     &kIdentityUnit, &kGatherUnit, &kCastUnit, &kSoftmaxUnit, &kLogSoftmaxUnit,
@@ -94,7 +95,8 @@ std::string supported_ops_markdown() {
       << u->table_type << " | " << u->limits << " |\n";
   }
   s << "\nLimits per march:\n\n| march | kernel | stride | dilation | channels | deconv kernel | "
-       "Reshape family | Transpose family | int16 |\n|---|---|---|---|---|---|---|---|---|\n";
+       "Reshape family | Transpose family | MatMul of activations | int16 |\n"
+       "|---|---|---|---|---|---|---|---|---|---|\n";
   int n = 0;
   const isa::MarchInfo* marches = isa::all_marches(&n);
   for (int i = 0; i < n; ++i) {
@@ -102,7 +104,7 @@ std::string supported_ops_markdown() {
     const auto yn = [](bool b) { return b ? "BPU" : "CPU"; };
     s << "| " << marches[i].name << " | " << l.max_kernel << " | " << l.max_stride << " | " << l.max_dilation << " | "
       << l.max_channels << " | " << l.max_deconv_kernel << " | " << yn(l.reshape) << " | " << yn(l.transpose)
-      << " | " << (marches[i].int16 ? "yes" : "no") << " |\n";
+      << " | " << yn(l.matmul) << " | " << (marches[i].int16 ? "yes" : "no") << " |\n";
   }
   return s.str();
 }

@@ -46,6 +46,8 @@ enum class OpId : uint16_t {
   kBatchNormalization,
   // channel argmax (ops/argmax.cc)
   kArgMax,
+  // product of two activations (ops/matmul.cc)
+  kMatMul,
   // views and layout moves (ops/data_movement.cc)
   kReshape, kFlatten, kSqueeze, kUnsqueeze, kTranspose, kDepthToSpace, kSpaceToDepth,
   // operators that never run on the BPU but matter to placement (passive)
@@ -114,6 +116,7 @@ extern const OpUnit kResizeUnit, kUpsampleUnit;                                 
 extern const OpUnit kConcatUnit, kSplitUnit, kSliceUnit, kPadUnit, kReshapeUnit, kFlattenUnit, kSqueezeUnit,
     kUnsqueezeUnit, kTransposeUnit, kDepthToSpaceUnit, kSpaceToDepthUnit;      // data_movement.cc
 extern const OpUnit kArgMaxUnit;                                                // argmax.cc
+extern const OpUnit kMatMulUnit;                                                // matmul.cc
 extern const OpUnit kIdentityUnit, kGatherUnit, kCastUnit, kSoftmaxUnit, kLogSoftmaxUnit;  // op_table.cc
 
 // ---- the table ---------------------------------------------------------------

@@ -17,7 +17,11 @@ int main() {
       "runtime implements); `run_on_cpu` / `run_on_bpu` in the yaml override the choice. Shape\n"
       "operators at the model's head or tail (Reshape, Transpose, Softmax, ...) are placed on\n"
       "the CPU as the vendor's toolchain does, so that the BPU subgraph works on 4-D tensors.\n\n"
-      "The table name is the operator type `hb_mapper` prints in its node tables.\n\n%s",
+      "The table name is the operator type `hb_mapper` prints in its node tables.\n\n"
+      "A MatMul of two activations (attention's Q*K^T and P*V) needs a second operand streamed\n"
+      "into the multiply-accumulate array instead of weights read from the model's constants;\n"
+      "bernoulli2 (X3/J3) only feeds that array from constant weights, so there such a MatMul\n"
+      "stays on the CPU (a MatMul with a constant weight is a convolution on every march).\n\n%s",
       openbpu::cvt::supported_ops_markdown().c_str());
   return 0;
 }

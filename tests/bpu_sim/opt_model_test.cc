@@ -56,7 +56,7 @@ bool load(const std::vector<uint8_t>& file, Program* p) {
           using T = std::decay_t<decltype(b)>;
           if constexpr (std::is_same_v<T, isa::Fill>) {
             extend(b.out, &p->input_size, &p->output_size);
-          } else if constexpr (std::is_same_v<T, isa::Eltwise>) {
+          } else if constexpr (std::is_same_v<T, isa::Eltwise> || std::is_same_v<T, isa::MatMul>) {
             extend(b.a, &p->input_size, &p->output_size);
             extend(b.b, &p->input_size, &p->output_size);
             extend(b.out, &p->input_size, &p->output_size);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Differential tests of the optimized non-convolution kernels (pool, eltwise,
-// lut, resize, move, fill, argmax, preprocess) against the reference kernels
+// lut, resize, move, fill, argmax, preprocess, matmul) against the reference kernels
 // on every dispatch path usable here: random shapes and strided views
 // (channel strides, padded pixels, broadcast and in-place operands), every
 // data-type combination the validator accepts, extreme multipliers and
@@ -11,6 +11,7 @@
 #include <climits>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/bpu_sim/opt_test_util.h"
@@ -271,6 +272,33 @@ TEST(OptOps, ArgMax) {
                  pick_type(r, {DType::kInt8, DType::kInt16}), d, true);
     m.out = place(r, &a->output, isa::Region::kOutput, DType::kInt32, {d[0], d[1], d[2], 1}, true);
     ins->opcode = isa::Opcode::kArgMax;
+    ins->body = m;
+    return true;
+  });
+}
+
+// Batched products with transposed operands (swapped strides), batches shared
+// by stride 0, int8 and int16 operands (int8 x int8 takes the int32 path).
+TEST(OptOps, MatMul) {
+  check("matmul", 19, [](Rng& r, isa::Instruction* ins, Arena* a) {
+    isa::MatMul m;
+    const int b0 = r.uniform(1, 2), b1 = r.uniform(1, 4), rows = r.uniform(1, 12), cols = r.uniform(1, 12);
+    const int depth = r.pick<int>({1, 2, 7, 16, 33, 64, r.uniform(1, 80)});
+    auto operand = [&](int d2, int d3) {
+      const bool t = r.chance(0.4);
+      const DType type = pick_type(r, {DType::kInt8, DType::kInt8, DType::kInt16});
+      isa::TensorRef v = place(r, &a->input, isa::Region::kInput, type, {b0, b1, t ? d3 : d2, t ? d2 : d3}, true);
+      if (t) std::swap(v.dims[2], v.dims[3]), std::swap(v.strides[2], v.strides[3]);
+      if (r.chance(0.2)) v.strides[r.uniform(0, 1)] = 0;
+      return v;
+    };
+    m.a = operand(rows, depth);
+    m.b = operand(depth, cols);
+    const DType to = pick_type(r, {DType::kInt8, DType::kInt16});
+    m.out = place(r, &a->output, isa::Region::kOutput, to, {b0, b1, rows, cols}, true);
+    requant_params(r, &m.multiplier, &m.shift);
+    acts(r, to, &m.act_min, &m.act_max);
+    ins->opcode = isa::Opcode::kMatMul;
     ins->body = m;
     return true;
   });

@@ -82,6 +82,13 @@ std::vector<isa::Instruction> all_instructions(TestMemory& tm) {
   pre.src_format = isa::ImageFormat::kYUV444;
   pre.dst_format = isa::ImageFormat::kBGR;
   v.push_back({Opcode::kPreprocess, pre});
+  isa::MatMul mm;
+  mm.a = in;                      // [1, 4, 4, 3] as [B0, B1, M, K]
+  mm.b = out({1, 4, 3, 5});        // read from the output region
+  mm.out = out({1, 4, 4, 5});
+  mm.multiplier = 1 << 20;
+  mm.shift = 24;
+  v.push_back({Opcode::kMatMul, mm});
   return v;
 }
 
@@ -116,6 +123,9 @@ void direct(const isa::Instruction& ins, const Memory& mem) {
       break;
     case Opcode::kPreprocess:
       ref::preprocess(std::get<isa::Preprocess>(ins.body), mem);
+      break;
+    case Opcode::kMatMul:
+      ref::matmul(std::get<isa::MatMul>(ins.body), mem);
       break;
   }
 }

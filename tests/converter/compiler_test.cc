@@ -446,6 +446,13 @@ const std::map<std::string, Case>& cases() {
          return b.node("DepthToSpace", {x}, int_attr("blocksize", 2)); }},
       {"SpaceToDepth", [](Builder& b, const std::string& x) {
          return b.node("SpaceToDepth", {x}, int_attr("blocksize", 2)); }},
+      {"MatMul", [](Builder& b, const std::string& x) {
+         // x * sigmoid(x)^T per channel, then a matrix shared by the channels, then a constant weight
+         const std::string t = b.node("Transpose", {b.node("Sigmoid", {x})}, ints_attr("perm", {0, 1, 3, 2}));
+         const std::string p = b.node("MatMul", {x, t});
+         const std::string w = b.node("Reshape", {b.node("Slice", {p, b.ints("st", {0}), b.ints("en", {1}),
+                                                                   b.ints("ax", {1})}), b.ints("s", {1, 8, 8})});
+         return b.node("MatMul", {b.node("MatMul", {p, w}), b.constant("w", {8, 5})}); }},
   };
   return c;
 }

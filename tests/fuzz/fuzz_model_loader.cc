@@ -65,6 +65,8 @@ double instruction_work(const isa::Instruction& ins) {
           return elements(b.out);
         } else if constexpr (std::is_same_v<T, isa::ArgMax>) {
           return elements(b.in);
+        } else if constexpr (std::is_same_v<T, isa::MatMul>) {
+          return elements(b.out) * std::max(1, b.a.dims[3]);
         } else {
           return std::max(elements(b.in), elements(b.out));
         }

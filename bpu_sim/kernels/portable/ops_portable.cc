@@ -604,6 +604,38 @@ void resize_in(const isa::Resize& r, const Memory& mem) {
   ref::resize(r, mem);
 }
 
+// One batch of kMatMul: a packed row-major [M][K], b packed transposed [N][K],
+// so every output is one contiguous dot product. int8 operands pack to int16
+// and sum in int32 (|acc| <= 2^14 * kMaxMatMulDepth = 2^30), int16 ones pack
+// to int32 and sum in int64.
+template <class P, class Acc>
+void matmul_batch(const isa::MatMul& m, const uint8_t* a, const int64_t* as, const uint8_t* b, const int64_t* bs,
+                  uint8_t* out, const int64_t* os, std::vector<P>* pa, std::vector<P>* pb) {
+  const int64_t rows = m.a.dims[2], depth = m.a.dims[3], cols = m.b.dims[3];
+  pa->resize(static_cast<size_t>(rows * depth));
+  pb->resize(static_cast<size_t>(cols * depth));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < depth; ++k) (*pa)[r * depth + k] = static_cast<P>(load_any(a + r * as[2] + k * as[3], m.a.dtype));
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t k = 0; k < depth; ++k) (*pb)[c * depth + k] = static_cast<P>(load_any(b + k * bs[2] + c * bs[3], m.b.dtype));
+  const int sh = sane_shift(m.shift);
+  const int64_t lo = std::max<int64_t>(m.act_min, tmin(m.out.dtype)), hi = std::min<int64_t>(m.act_max, tmax(m.out.dtype));
+  for (int64_t r = 0; r < rows; ++r) {
+    const P* ar = pa->data() + r * depth;
+    for (int64_t c = 0; c < cols; ++c) {
+      const P* bc = pb->data() + c * depth;
+      Acc acc = 0;
+      for (int64_t k = 0; k < depth; ++k) acc += static_cast<Acc>(ar[k]) * bc[k];
+      const int128 p = static_cast<int128>(acc) * m.multiplier;
+      const int128 y = sh == 0 ? p : (((p >> (sh - 1)) + 1) >> 1);
+      const int64_t v = static_cast<int64_t>(y < lo ? lo : (y > hi ? hi : y));
+      uint8_t* dst = out + r * os[2] + c * os[3];
+      if (m.out.dtype == DType::kInt8) st<int8_t>(dst, v);
+      else st<int16_t>(dst, v);
+    }
+  }
+}
+
 }  // namespace
 
 void move(const isa::Move& m, const Memory& mem) {
@@ -743,6 +775,23 @@ void preprocess(const isa::Preprocess& p, const Memory& mem) {
       }
     }
   }
+}
+
+void matmul(const isa::MatMul& m, const Memory& mem) {
+  const Strided a = strided(mem, m.a), b = strided(mem, m.b), out = strided(mem, m.out);
+  const bool narrow = m.a.dtype == DType::kInt8 && m.b.dtype == DType::kInt8;
+  std::vector<int16_t> a16, b16;
+  std::vector<int32_t> a32, b32;
+  for (int64_t i = 0; i < m.out.dims[0]; ++i)
+    for (int64_t j = 0; j < m.out.dims[1]; ++j) {
+      const uint8_t* pa = a.base + i * a.s[0] + j * a.s[1];
+      const uint8_t* pb = b.base + i * b.s[0] + j * b.s[1];
+      uint8_t* po = out.base + i * out.s[0] + j * out.s[1];
+      if (narrow)
+        matmul_batch<int16_t, int32_t>(m, pa, a.s, pb, b.s, po, out.s, &a16, &b16);
+      else
+        matmul_batch<int32_t, int64_t>(m, pa, a.s, pb, b.s, po, out.s, &a32, &b32);
+    }
 }
 
 }  // namespace openbpu::sim::kern

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// MatMul of two activations (attention's Q*K^T and P*V): the kMatMul
+// instruction over strided views, so batch broadcasting and a transposed
+// operand cost no copy. A MatMul with a constant weight on a 2-D input is a
+// convolution (the gemm_to_conv pass); on 3-D/4-D tokens (a transformer's
+// Linear layers) it is a kMatMul whose second operand is the int8 weight in
+// the program's constants (one symmetric scale per tensor).
+#include <algorithm>
+
+#include "bpu_sim/isa/numerics.h"
+#include "converter/ops/op_unit.h"
+#include "converter/ops/op_util.h"
+
+namespace openbpu::cvt {
+
+namespace {
+
+using isa::TensorRef;
+using ops::fail;
+
+// Float operands of rank 2..4 (at most one constant) whose batch axes
+// broadcast (numpy) to the output's, depth within the instruction's limit.
+bool place_matmul(const Graph& g, const Node& n, const isa::MarchInfo& march, std::string* why) {
+  if (!march.limits.matmul)
+    return fail(why, "products of two activations run on the CPU on this march (no activation x activation datapath)");
+  if (n.inputs.size() != 2) return fail(why, "needs two inputs");
+  const Value* a = ops::in_value(g, n, 0);
+  const Value* b = ops::in_value(g, n, 1);
+  const Value* y = g.value(n.outputs[0]);
+  if (!a || !b || !y || !a->shape_known() || !b->shape_known() || !y->shape_known())
+    return fail(why, "operand shapes are unknown");
+  if (a->is_constant() && b->is_constant()) return fail(why, "both operands are constant");
+  if (a->elem_type != kFloat || b->elem_type != kFloat) return fail(why, "operands are not float32");
+  const size_t ra = a->shape.size(), rb = b->shape.size(), ry = y->shape.size();
+  if (ra < 2 || rb < 2 || ry > 4) return fail(why, "operands of rank 2..4 only (no 1-D operand)");
+  if (a->shape[ra - 1] != b->shape[rb - 2]) return fail(why, "inner dimensions differ");
+  if (a->shape[ra - 1] > isa::kMaxMatMulDepth) return fail(why, "inner dimension exceeds the matmul depth limit");
+  for (const Value* v : {a, b})
+    for (size_t d = 0; d + 2 < v->shape.size(); ++d) {
+      const int64_t yd = y->shape[ry - v->shape.size() + d];
+      if (v->shape[d] != 1 && v->shape[d] != yd) return fail(why, "batch dimensions do not broadcast");
+    }
+  return true;
+}
+
+// The [B0, B1, rows, cols] view of an operand of the output's batch rank
+// and its scale (a constant is stored first): its ONNX axis i has the
+// logical stride st[i]; a batch axis of size 1 against a larger output axis
+// is broadcast (stride 0).
+TensorRef matmul_view(LoweringContext& ctx, const std::string& v, const std::vector<int64_t>& out_shape,
+                      float* scale) {
+  const std::vector<int64_t>& s = ctx.value(v).shape;
+  TensorRef base;
+  if (ctx.value(v).is_constant()) {
+    base = ctx.const_tensor(v, logical4(s), scale);
+  } else {
+    base = ctx.ref(v);
+    *scale = ctx.qp(v).scale;
+  }
+  const std::array<int64_t, 4> st = ops::logical_strides(base);
+  const int rank = static_cast<int>(s.size()), out_rank = static_cast<int>(out_shape.size());
+  TensorRef r = base;
+  for (int k = 0; k < isa::kMaxRank; ++k) r.dims[k] = 1, r.strides[k] = 0;
+  r.dims[2] = static_cast<int32_t>(s[rank - 2]), r.strides[2] = st[rank - 2];
+  r.dims[3] = static_cast<int32_t>(s[rank - 1]), r.strides[3] = st[rank - 1];
+  // batch axes, right-aligned to the output's and then to [B0, B1]
+  for (int i = 0; i < rank - 2; ++i) {
+    const int to = 2 - (rank - 2) + i;
+    const int64_t od = out_shape[static_cast<size_t>(out_rank - rank + i)];
+    r.dims[to] = static_cast<int32_t>(od);
+    r.strides[to] = s[static_cast<size_t>(i)] == od ? st[i] : 0;
+  }
+  for (int to = 0; to < 2 - (rank - 2); ++to) {
+    const int oi = out_rank - 2 - (2 - to);
+    r.dims[to] = oi >= 0 ? static_cast<int32_t>(out_shape[static_cast<size_t>(oi)]) : 1;
+  }
+  return r;
+}
+
+bool emit_matmul(LoweringContext& ctx, const Op& op, std::string* e) {
+  const Node& n = ctx.graph.nodes[op.nodes[0]];
+  const std::string& y = op.outputs[0];
+  const std::vector<int64_t>& ys = ctx.value(y).shape;
+  if (ys.size() < 2 || ys.size() > 4) return fail(e, "node '" + n.name + "': output rank is not 2..4");
+  isa::MatMul m;
+  float sa = 1, sb = 1, so = 1;
+  m.a = matmul_view(ctx, n.inputs[0], ys, &sa);
+  m.b = matmul_view(ctx, n.inputs[1], ys, &sb);
+  m.out = matmul_view(ctx, y, ys, &so);
+  const QParams& qo = ctx.qp(y);
+  isa::quantize_multiplier(static_cast<double>(sa) * sb / qo.scale, &m.multiplier, &m.shift);
+  ops::act_bounds(ctx, op.act_min_node, qo, &m.act_min, &m.act_max);
+  ctx.pb.emit(isa::Opcode::kMatMul, m);
+  return true;
+}
+
+}  // namespace
+
+const OpUnit kMatMulUnit = {
+    .id = OpId::kMatMul, .domain = "", .op_type = "MatMul", .place = place_matmul,
+    .table_type = "HzSQuantizedMatmul",
+    .limits = "rank 2..4, at most one constant operand, numpy batch broadcasting, inner dimension <= 65536; "
+              "bayes, bayes-e, nash only",
+    .output_scale = OutputScale::kCalibrated, .int32_tail = nullptr, .fusion = Fusion::kTakesActivation,
+    .passive = false, .view = false, .emit = emit_matmul};
+
+}  // namespace openbpu::cvt
