@@ -27,6 +27,8 @@ struct KernelTable {
   void (*argmax)(const isa::ArgMax&, const Memory&);
   void (*preprocess)(const isa::Preprocess&, const Memory&);
   void (*matmul)(const isa::MatMul&, const Memory&);
+  void (*softmax)(const isa::Softmax&, const Memory&);
+  void (*layernorm)(const isa::LayerNorm&, const Memory&);
 };
 
 const KernelTable& reference_kernels();

@@ -110,7 +110,7 @@ void node_info_types(const Config& c, const isa::MarchInfo& march, const Graph& 
 }
 
 // optimization set_<Kind>_input_int8/16 and set_<Kind>_output_int8/16: every
-// node of that ONNX type. Softmax runs on the CPU: its values are float.
+// node of that ONNX type (the ones that can run on the BPU).
 void optimization_types(const Config& c, const isa::MarchInfo& march, const Graph& g, MapperLog& log,
                         CompileOptions* co) {
   static const std::regex per_kind("^set_([A-Za-z0-9]+)_(input|output)_(int8|int16)$");
@@ -129,7 +129,8 @@ void optimization_types(const Config& c, const isa::MarchInfo& march, const Grap
     }
     if (bpu_nodes == 0)
       log.warn("optimization " + o + ": no " + kind + " node can run on the BPU" +
-               (kind == "Softmax" ? " (Softmax runs on the CPU in float for now)" : "") + "; it has no effect");
+               (kind == "Softmax" ? " (Softmax runs on the BPU on bayes, bayes-e and nash, away from the model's head "
+                                    "and tail)" : "") + "; it has no effect");
   }
 }
 

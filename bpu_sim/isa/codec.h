@@ -173,6 +173,8 @@ inline bool decode_program(const uint8_t* data, size_t size, std::vector<Instruc
       case Opcode::kArgMax: ok = detail::decode_body<ArgMax>(p, len, &ins.body, &why); break;
       case Opcode::kPreprocess: ok = detail::decode_body<Preprocess>(p, len, &ins.body, &why); break;
       case Opcode::kMatMul: ok = detail::decode_body<MatMul>(p, len, &ins.body, &why); break;
+      case Opcode::kSoftmax: ok = detail::decode_body<Softmax>(p, len, &ins.body, &why); break;
+      case Opcode::kLayerNorm: ok = detail::decode_body<LayerNorm>(p, len, &ins.body, &why); break;
       default: why = "unknown opcode " + std::to_string(opcode); break;
     }
     if (!ok) {

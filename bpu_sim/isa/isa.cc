@@ -26,6 +26,8 @@ const char* opcode_name(Opcode op) {
     case Opcode::kArgMax: return "ArgMax";
     case Opcode::kPreprocess: return "Preprocess";
     case Opcode::kMatMul: return "MatMul";
+    case Opcode::kSoftmax: return "Softmax";
+    case Opcode::kLayerNorm: return "LayerNorm";
   }
   return "?";
 }

@@ -101,6 +101,8 @@ enum class Opcode : uint16_t {
   kArgMax = 0x0070,
   kPreprocess = 0x0080,
   kMatMul = 0x0090,
+  kSoftmax = 0x00A0,
+  kLayerNorm = 0x00A1,
 };
 
 // Activation clamp bounds and output range are in the output's quantized domain.
@@ -293,7 +295,51 @@ struct MatMul {
   }
 };
 
-using Instr = std::variant<Conv, Pool, Eltwise, Lut, Resize, Move, Fill, ArgMax, Preprocess, MatMul>;
+// Row instructions: kSoftmax and kLayerNorm work along dim 3 ("the row") of
+// 4-D views [D0, D1, D2, L] (any strides: the converter maps the ONNX axis
+// there), L <= kMaxRowLength.
+inline constexpr int kMaxRowLength = 1 << 16;
+inline constexpr int kSoftmaxTableSize = 257;  // int32 entries in [0, 2^15], table[0] > 0
+
+// Softmax with a table-lookup exponent (docs/numerics.md section 17):
+//   t = min(max_row(x) - x, 2^16 - 1),  i = t >> table_shift,  f = t & (2^table_shift - 1)
+//   e = i >= 256 ? table[256] : table[i] + floor(((table[i+1] - table[i]) * f + 2^(table_shift-1)) / 2^table_shift)
+//   sum = sum_row(e)
+//   y = clamp(floor((e*M + floor(sum*2^S / 2)) / (sum*2^S)), act_min, act_max)     S <= 31
+struct Softmax {
+  TensorRef in, out;
+  ConstRef table;  // int32 [kSoftmaxTableSize]: table[j] ~ 2^15 * exp(-j * 2^table_shift * s_in)
+  int32_t table_shift = 0;  // 0..8
+  int32_t multiplier = 1 << 30;
+  int32_t shift = 23;
+  int32_t act_min = -128, act_max = 127;
+  template <class V> void visit(V& v) {
+    in.visit(v); out.visit(v); table.visit(v);
+    v(table_shift); v(multiplier); v(shift); v(act_min); v(act_max);
+  }
+};
+
+// Layer normalization along the row with a per-position affine
+// (docs/numerics.md section 18):
+//   s1 = sum_row(x), s2 = sum_row(x^2), d = L*s2 - s1^2 + eps,  r = max(1, isqrt(d * 2^32))
+//   n = floor(((L*x - s1) * 2^28 + floor(r/2)) / r)          (Q12 normalized value)
+//   y = clamp(floor(((n*gamma[l] + beta[l])*M + 2^(S-1)) / 2^S), act_min, act_max)
+struct LayerNorm {
+  TensorRef in, out;
+  ConstRef gamma;  // int32 [L], |gamma| < 2^16
+  ConstRef beta;   // int64 [L], |beta| < 2^40 (count 0 = none)
+  int64_t eps = 0;  // >= 0, in L^2 * input units^2
+  int32_t multiplier = 1 << 30;
+  int32_t shift = 30;
+  int32_t act_min = -128, act_max = 127;
+  template <class V> void visit(V& v) {
+    in.visit(v); out.visit(v); gamma.visit(v); beta.visit(v);
+    v(eps); v(multiplier); v(shift); v(act_min); v(act_max);
+  }
+};
+
+using Instr = std::variant<Conv, Pool, Eltwise, Lut, Resize, Move, Fill, ArgMax, Preprocess, MatMul, Softmax,
+                           LayerNorm>;
 
 // Deconv shares Conv's fields; the opcode distinguishes them.
 struct Instruction {

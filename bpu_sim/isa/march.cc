@@ -9,11 +9,11 @@ namespace {
 // Operator limits per hardware generation (X3: bernoulli2; J5/X5: bayes,
 // bayes-e; J6: nash-e, nash-m).
 constexpr OpLimits kLimitsX3 = {.max_kernel = 7, .max_stride = 4, .max_dilation = 16, .max_channels = 2048,
-                                .max_deconv_kernel = 14, .reshape = false, .transpose = false, .matmul = false};
+                                .max_deconv_kernel = 14, .reshape = false, .transpose = false, .matmul = false, .rows = false};
 constexpr OpLimits kLimitsJ5 = {.max_kernel = 15, .max_stride = 8, .max_dilation = 32, .max_channels = 8192,
-                                .max_deconv_kernel = 14, .reshape = true, .transpose = true, .matmul = true};
+                                .max_deconv_kernel = 14, .reshape = true, .transpose = true, .matmul = true, .rows = true};
 constexpr OpLimits kLimitsJ6 = {.max_kernel = 31, .max_stride = 8, .max_dilation = 32, .max_channels = 16384,
-                                .max_deconv_kernel = 31, .reshape = true, .transpose = true, .matmul = true};
+                                .max_deconv_kernel = 31, .reshape = true, .transpose = true, .matmul = true, .rows = true};
 
 // Timing parameters (docs/timing.md): bernoulli2's int8 MACs per cycle is
 // fitted so that the converter's MobileNetV1 224x224 nv12 estimates to the

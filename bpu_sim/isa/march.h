@@ -31,6 +31,7 @@ struct OpLimits {
   bool reshape;           // Reshape / Flatten / Squeeze / Unsqueeze map to the BPU
   bool transpose;         // Transpose / DepthToSpace / SpaceToDepth map to the BPU
   bool matmul;            // products of two activations (kMatMul)
+  bool rows;              // row reductions: Softmax, LayerNorm (kSoftmax, kLayerNorm)
 };
 
 struct MarchInfo {

@@ -40,4 +40,14 @@ void requant_multiplier(double r, int32_t* m, int32_t* shift, int max_shift) {
   quantize_multiplier(r, m, shift, max_shift);
 }
 
+std::vector<int32_t> softmax_exp_table(double s_in, int32_t* table_shift) {
+  int sh = 0;
+  while (sh < 8 && 256.0 * std::ldexp(1.0, sh) * s_in < 12.0) ++sh;
+  *table_shift = sh;
+  std::vector<int32_t> t(kSoftmaxTableSize);
+  for (int j = 0; j < kSoftmaxTableSize; ++j)
+    t[static_cast<size_t>(j)] = static_cast<int32_t>(std::lround(32768.0 * std::exp(-j * std::ldexp(1.0, sh) * s_in)));
+  return t;
+}
+
 }  // namespace openbpu::isa

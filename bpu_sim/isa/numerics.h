@@ -9,6 +9,7 @@
 #define OPENBPU_BPU_SIM_ISA_NUMERICS_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "bpu_sim/isa/isa.h"
 
@@ -98,6 +99,12 @@ inline void quantize_multiplier_pair(double r1, double r2, int32_t* m1, int32_t*
 // A requantizing copy of scale ratio r: the exact identity (M = 2^30,
 // S = 30) when |r - 1| < 1e-9, else quantize_multiplier(r, ..., max_shift).
 void requant_multiplier(double r, int32_t* m, int32_t* shift, int max_shift = kMaxShift);
+
+// The exponent table of kSoftmax for inputs of scale s_in (isa.h, Softmax):
+// the smallest table_shift in 0..8 whose 256 steps of 2^shift input units
+// reach exp(-12) (below 2^-15 * 2^-2, so the rest of the row rounds to 0),
+// and table[j] = round(2^15 * exp(-j * 2^shift * s_in)), j = 0..256.
+std::vector<int32_t> softmax_exp_table(double s_in, int32_t* table_shift);
 
 }  // namespace openbpu::isa
 

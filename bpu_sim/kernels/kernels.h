@@ -312,6 +312,8 @@ void fill(const isa::Fill& f, const Memory& mem);
 void argmax(const isa::ArgMax& a, const Memory& mem);
 void preprocess(const isa::Preprocess& p, const Memory& mem);
 void matmul(const isa::MatMul& m, const Memory& mem);
+void softmax(const isa::Softmax& s, const Memory& mem);
+void layernorm(const isa::LayerNorm& l, const Memory& mem);
 
 // Kernel tables of the compiled-in paths, fastest first; all bit-exact.
 // names: "avx512vnni", "avx2", "neondot", "neon", "portable".

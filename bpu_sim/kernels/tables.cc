@@ -18,7 +18,7 @@ void lut_portable(const isa::Lut& l, const Memory& m) { lut(l, m, nullptr); }
   {                                                                                          \
     .name = NAME, .conv = CONV, .deconv = DECONV, .pool = pool, .eltwise = ELTWISE, .lut = LUT, \
     .resize = resize, .move = move, .fill = fill, .argmax = argmax, .preprocess = preprocess, \
-    .matmul = matmul                                                                         \
+    .matmul = matmul, .softmax = softmax, .layernorm = layernorm                             \
   }
 
 const KernelTable kPortable = OPENBPU_TABLE("portable", conv_portable, deconv_portable, eltwise_portable, lut_portable);

@@ -44,6 +44,12 @@ void execute(const isa::Instruction& ins, const Memory& mem) {
     case Opcode::kMatMul:
       if (auto* c = std::get_if<isa::MatMul>(&b)) matmul(*c, mem);
       return;
+    case Opcode::kSoftmax:
+      if (auto* c = std::get_if<isa::Softmax>(&b)) softmax(*c, mem);
+      return;
+    case Opcode::kLayerNorm:
+      if (auto* c = std::get_if<isa::LayerNorm>(&b)) layernorm(*c, mem);
+      return;
   }
 }
 

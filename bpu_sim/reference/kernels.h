@@ -30,6 +30,8 @@ void fill(const isa::Fill& ins, const Memory& mem);
 void argmax(const isa::ArgMax& ins, const Memory& mem);
 void preprocess(const isa::Preprocess& ins, const Memory& mem);
 void matmul(const isa::MatMul& ins, const Memory& mem);
+void softmax(const isa::Softmax& ins, const Memory& mem);
+void layernorm(const isa::LayerNorm& ins, const Memory& mem);
 
 // Executes one instruction with the reference kernels.
 void execute(const isa::Instruction& ins, const Memory& mem);

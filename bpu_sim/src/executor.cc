@@ -17,7 +17,7 @@ const KernelTable& reference_kernels() {
   static const KernelTable table = {
       .name = "reference", .conv = ref::conv, .deconv = ref::deconv, .pool = ref::pool, .eltwise = ref::eltwise,
       .lut = ref::lut, .resize = ref::resize, .move = ref::move, .fill = ref::fill, .argmax = ref::argmax,
-      .preprocess = ref::preprocess, .matmul = ref::matmul,
+      .preprocess = ref::preprocess, .matmul = ref::matmul, .softmax = ref::softmax, .layernorm = ref::layernorm,
   };
   return table;
 }
@@ -86,6 +86,12 @@ void execute(const isa::Instruction& ins, const Memory& mem, const KernelTable& 
       break;
     case Opcode::kMatMul:
       k.matmul(std::get<isa::MatMul>(ins.body), mem);
+      break;
+    case Opcode::kSoftmax:
+      k.softmax(std::get<isa::Softmax>(ins.body), mem);
+      break;
+    case Opcode::kLayerNorm:
+      k.layernorm(std::get<isa::LayerNorm>(ins.body), mem);
       break;
   }
 }

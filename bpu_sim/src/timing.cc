@@ -93,6 +93,12 @@ Cost estimate_cost(const isa::Instruction& ins, const isa::MarchInfo& m) {
           compute = c.macs * std::max(int16_factor(b.a), int16_factor(b.b)) / m.int8_macs_per_cycle;
           c.loaded = bytes_of(b.a) + bytes_of(b.b);
           c.stored = bytes_of(b.out);
+        } else if constexpr (std::is_same_v<T, isa::Softmax> || std::is_same_v<T, isa::LayerNorm>) {
+          // Two passes over each row (reduce, then normalize) on the vector unit.
+          c.macs = static_cast<uint64_t>(b.in.elements()) * 2;
+          compute = c.macs / kVectorLanes;
+          c.loaded = bytes_of(b.in);
+          c.stored = bytes_of(b.out);
         } else if constexpr (std::is_same_v<T, isa::Preprocess>) {
           c.macs = static_cast<uint64_t>(b.out.elements()) * 3;
           compute = c.macs / kVectorLanes;

@@ -3,6 +3,7 @@
 
 #include "bpu_sim/isa/numerics.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -376,6 +377,49 @@ class V {
     return act_ok(m.act_min, m.act_max, m.out.dtype);
   }
 
+  // A row instruction's [D0, D1, D2, L] views: same dims, in place or apart.
+  bool rows(const TensorRef& in, const TensorRef& out, const char* what) {
+    Extent ein, eout;
+    if (!view(in, "input", false, &ein) || !view(out, "output", true, &eout)) return false;
+    if (!rank4(in, "input") || !rank4(out, "output") || !same_dims(in, out, "input and output")) return false;
+    if (!dtype_in(in, "input", {DType::kInt8, DType::kInt16}) ||
+        !dtype_in(out, "output", {DType::kInt8, DType::kInt16}))
+      return false;
+    if (in.dims[3] > isa::kMaxRowLength)
+      return fail(std::string(what) + " row of " + std::to_string(in.dims[3]) + " exceeds " +
+                  std::to_string(isa::kMaxRowLength));
+    if (overlap(eout, ein) && !identical(in, out)) return fail("output partially overlaps input");
+    return true;
+  }
+
+  bool softmax(const isa::Softmax& s) {
+    if (!rows(s.in, s.out, "softmax")) return false;
+    if (!consts(s.table, isa::kSoftmaxTableSize, 4, "softmax table")) return false;
+    for (uint32_t i = 0; i < s.table.count; ++i) {
+      const int32_t v = const_at<int32_t>(s.table, i);
+      if (v < 0 || v > (1 << 15) || (i == 0 && v == 0)) return fail("softmax table entry out of range [0, 2^15]");
+    }
+    if (s.table_shift < 0 || s.table_shift > 8) return fail("softmax table shift out of range 0..8");
+    if (!mult_ok(s.multiplier, "softmax") || !shift_ok(s.shift, 31, "softmax")) return false;
+    return act_ok(s.act_min, s.act_max, s.out.dtype);
+  }
+
+  bool layernorm(const isa::LayerNorm& n) {
+    if (!rows(n.in, n.out, "layernorm")) return false;
+    const auto len = static_cast<uint32_t>(n.in.dims[3]);
+    if (!consts(n.gamma, len, 4, "layernorm gamma")) return false;
+    if (n.beta.count != 0 && !consts(n.beta, len, 8, "layernorm beta")) return false;
+    for (uint32_t i = 0; i < len; ++i)
+      if (std::abs(int64_t{const_at<int32_t>(n.gamma, i)}) >= (int64_t{1} << 16))
+        return fail("layernorm gamma out of range (|gamma| < 2^16)");
+    for (uint32_t i = 0; i < n.beta.count; ++i)
+      if (std::abs(const_at<int64_t>(n.beta, i)) >= (int64_t{1} << 40))
+        return fail("layernorm beta out of range (|beta| < 2^40)");
+    if (n.eps < 0 || n.eps >= (int64_t{1} << 62)) return fail("layernorm eps out of range [0, 2^62)");
+    if (!mult_ok(n.multiplier, "layernorm") || !shift_ok(n.shift, isa::kMaxShift, "layernorm")) return false;
+    return act_ok(n.act_min, n.act_max, n.out.dtype);
+  }
+
   bool preprocess(const isa::Preprocess& p) {
     using F = isa::ImageFormat;
     Extent ein, eout;
@@ -471,6 +515,10 @@ class MarchCheck {
     if (const auto* a = std::get_if<isa::MatMul>(&ins.body))
       return (m_.limits.matmul || fail("a product of two activations (MatMul) is not supported")) &&
              types({&a->a, &a->b, &a->out});
+    if (const auto* s = std::get_if<isa::Softmax>(&ins.body))
+      return (m_.limits.rows || fail("row reductions (Softmax) are not supported")) && types({&s->in, &s->out});
+    if (const auto* n = std::get_if<isa::LayerNorm>(&ins.body))
+      return (m_.limits.rows || fail("row reductions (LayerNorm) are not supported")) && types({&n->in, &n->out});
     return true;
   }
 
@@ -515,6 +563,12 @@ bool validate_structure(const isa::Instruction& ins, const RegionLayout& regions
       break;
     case Opcode::kMatMul:
       if (auto* p = std::get_if<isa::MatMul>(&ins.body)) return v.matmul(*p);
+      break;
+    case Opcode::kSoftmax:
+      if (auto* p = std::get_if<isa::Softmax>(&ins.body)) return v.softmax(*p);
+      break;
+    case Opcode::kLayerNorm:
+      if (auto* p = std::get_if<isa::LayerNorm>(&ins.body)) return v.layernorm(*p);
       break;
   }
   return v.fail("opcode and body disagree");

@@ -23,7 +23,6 @@ namespace {
 const OpUnit kIdentityUnit = OPENBPU_CPU_UNIT(Identity);
 const OpUnit kGatherUnit = OPENBPU_CPU_UNIT(Gather);
 const OpUnit kCastUnit = OPENBPU_CPU_UNIT(Cast);
-const OpUnit kSoftmaxUnit = OPENBPU_CPU_UNIT(Softmax);
 const OpUnit kLogSoftmaxUnit = OPENBPU_CPU_UNIT(LogSoftmax);
 #undef OPENBPU_CPU_UNIT
 
@@ -43,9 +42,10 @@ const OpUnit* const kTable[] = {
     &kBatchNormalizationUnit,
     &kArgMaxUnit,
     &kMatMulUnit,
+    &kSoftmaxUnit, &kLayerNormalizationUnit,
     &kReshapeUnit, &kFlattenUnit, &kSqueezeUnit, &kUnsqueezeUnit, &kTransposeUnit, &kDepthToSpaceUnit,
     &kSpaceToDepthUnit,
-    &kIdentityUnit, &kGatherUnit, &kCastUnit, &kSoftmaxUnit, &kLogSoftmaxUnit,
+    &kIdentityUnit, &kGatherUnit, &kCastUnit, &kLogSoftmaxUnit,
 };
 static_assert(sizeof(kTable) / sizeof(kTable[0]) == static_cast<size_t>(OpId::kCount),
               "one unit per OpId in kTable");

@@ -48,10 +48,12 @@ enum class OpId : uint16_t {
   kArgMax,
   // product of two activations (ops/matmul.cc)
   kMatMul,
+  // row reductions (ops/rows.cc)
+  kSoftmax, kLayerNormalization,
   // views and layout moves (ops/data_movement.cc)
   kReshape, kFlatten, kSqueeze, kUnsqueeze, kTranspose, kDepthToSpace, kSpaceToDepth,
   // operators that never run on the BPU but matter to placement (passive)
-  kIdentity, kGather, kCast, kSoftmax, kLogSoftmax,
+  kIdentity, kGather, kCast, kLogSoftmax,
   kCount
 };
 
@@ -117,7 +119,8 @@ extern const OpUnit kConcatUnit, kSplitUnit, kSliceUnit, kPadUnit, kReshapeUnit,
     kUnsqueezeUnit, kTransposeUnit, kDepthToSpaceUnit, kSpaceToDepthUnit;      // data_movement.cc
 extern const OpUnit kArgMaxUnit;                                                // argmax.cc
 extern const OpUnit kMatMulUnit;                                                // matmul.cc
-extern const OpUnit kIdentityUnit, kGatherUnit, kCastUnit, kSoftmaxUnit, kLogSoftmaxUnit;  // op_table.cc
+extern const OpUnit kSoftmaxUnit, kLayerNormalizationUnit;                      // rows.cc
+extern const OpUnit kIdentityUnit, kGatherUnit, kCastUnit, kLogSoftmaxUnit;  // op_table.cc
 
 // ---- the table ---------------------------------------------------------------
 

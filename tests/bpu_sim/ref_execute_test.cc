@@ -4,6 +4,8 @@
 // an instruction whose body does not match its opcode changes nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <vector>
 
 #include "bpu_sim/reference/kernels.h"
@@ -89,6 +91,18 @@ std::vector<isa::Instruction> all_instructions(TestMemory& tm) {
   mm.multiplier = 1 << 20;
   mm.shift = 24;
   v.push_back({Opcode::kMatMul, mm});
+  isa::Softmax sm;
+  sm.in = in;
+  sm.out = out({1, 4, 4, 3});
+  std::vector<int64_t> exp_table(isa::kSoftmaxTableSize);
+  for (size_t j = 0; j < exp_table.size(); ++j) exp_table[j] = 32768 >> std::min<size_t>(j, 15);
+  sm.table = tm.constants(DType::kInt32, exp_table);
+  v.push_back({Opcode::kSoftmax, sm});
+  isa::LayerNorm ln;
+  ln.in = in;
+  ln.out = out({1, 4, 4, 3});
+  ln.gamma = tm.constants(DType::kInt32, {1000, -2000, 3000});
+  v.push_back({Opcode::kLayerNorm, ln});
   return v;
 }
 
@@ -126,6 +140,12 @@ void direct(const isa::Instruction& ins, const Memory& mem) {
       break;
     case Opcode::kMatMul:
       ref::matmul(std::get<isa::MatMul>(ins.body), mem);
+      break;
+    case Opcode::kSoftmax:
+      ref::softmax(std::get<isa::Softmax>(ins.body), mem);
+      break;
+    case Opcode::kLayerNorm:
+      ref::layernorm(std::get<isa::LayerNorm>(ins.body), mem);
       break;
   }
 }

@@ -453,6 +453,11 @@ const std::map<std::string, Case>& cases() {
          const std::string w = b.node("Reshape", {b.node("Slice", {p, b.ints("st", {0}), b.ints("en", {1}),
                                                                    b.ints("ax", {1})}), b.ints("s", {1, 8, 8})});
          return b.node("MatMul", {b.node("MatMul", {p, w}), b.constant("w", {8, 5})}); }},
+      {"Softmax", [](Builder& b, const std::string& x) {  // over the channels, then used on the BPU
+         return b.node("Add", {b.node("Softmax", {b.node("Mul", {x, b.scalar(3.0f)})}, int_attr("axis", 1)), x}); }},
+      {"LayerNormalization", [](Builder& b, const std::string& x) {
+         return b.node("LayerNormalization", {x, b.constant("g", {8}, 0.5f, 1.5f), b.constant("b", {8}, -0.2f, 0.2f)},
+                       float_attr("epsilon", 1e-5f, int_attr("axis", -1))); }},
   };
   return c;
 }

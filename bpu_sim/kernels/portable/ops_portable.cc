@@ -794,4 +794,10 @@ void matmul(const isa::MatMul& m, const Memory& mem) {
     }
 }
 
+// The row instructions run the reference definition on every table: attention
+// rows are short and these are a small part of a model's work (the matmuls
+// and convolutions around them dominate).
+void softmax(const isa::Softmax& s, const Memory& mem) { ref::softmax(s, mem); }
+void layernorm(const isa::LayerNorm& l, const Memory& mem) { ref::layernorm(l, mem); }
+
 }  // namespace openbpu::sim::kern
