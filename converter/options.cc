@@ -111,8 +111,8 @@ void node_info_types(const Config& c, const isa::MarchInfo& march, const Graph& 
 
 // optimization set_<Kind>_input_int8/16 and set_<Kind>_output_int8/16: every
 // node of that ONNX type (the ones that can run on the BPU).
-void optimization_types(const Config& c, const isa::MarchInfo& march, const Graph& g, MapperLog& log,
-                        CompileOptions* co) {
+void optimization_types(const Config& c, const isa::MarchInfo& march, const Graph& g, const Placement& pl,
+                        MapperLog& log, CompileOptions* co) {
   static const std::regex per_kind("^set_([A-Za-z0-9]+)_(input|output)_(int8|int16)$");
   for (const auto& o : c.calibration_parameters.optimization) {
     std::smatch m;
@@ -120,34 +120,33 @@ void optimization_types(const Config& c, const isa::MarchInfo& march, const Grap
     const std::string kind = m[1], side = m[2], type = m[3];
     if (type == "int16" && !march.int16) continue;  // rejected by the config on bernoulli2
     int bpu_nodes = 0;
-    for (const auto& n : g.nodes) {
-      if (n.op_type != kind) continue;
-      const OpUnit* u = find_op_unit(n);
-      if (u == nullptr || u->place == nullptr) continue;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node& n = g.nodes[i];
+      if (n.op_type != kind || i >= pl.nodes.size() || pl.nodes[i].device != Device::kBpu) continue;
       ++bpu_nodes;
       add_values(side == "output" ? n.outputs : node_inputs(g, n), type, co);
     }
     if (bpu_nodes == 0)
-      log.warn("optimization " + o + ": no " + kind + " node can run on the BPU" +
-               (kind == "Softmax" ? " (Softmax runs on the BPU on bayes, bayes-e and nash, away from the model's head "
-                                    "and tail)" : "") + "; it has no effect");
+      log.warn("optimization " + o + ": no " + kind + " node runs on the BPU" +
+               (kind == "Softmax" ? " (a Softmax at the model's head or tail runs on the CPU in float)" : "") +
+               "; it has no effect");
   }
 }
 
 // quant_config (hb_compile): the computation type of each BPU node's inputs,
 // node_config over op_config over model_config.all_node_type. A value read
 // by an int8 and an int16 node stays int8 (the compiler's rule), logged.
-void quant_config_types(const Config& c, const Graph& g, MapperLog& log, CompileOptions* co) {
+void quant_config_types(const Config& c, const Graph& g, const Placement& pl, MapperLog& log, CompileOptions* co) {
   const QuantConfig& q = c.calibration_parameters.quant_config;
   if (q.file.empty()) return;
   std::set<std::string> bpu_kinds, seen_nodes;
   CompileOptions mine;
-  for (const auto& n : g.nodes) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
     const auto node = q.node_types.find(n.name);
     const auto op = q.op_types.find(n.op_type);
     if (node != q.node_types.end()) seen_nodes.insert(n.name);
-    const OpUnit* u = find_op_unit(n);
-    if (u == nullptr || u->place == nullptr) {
+    if (i >= pl.nodes.size() || pl.nodes[i].device != Device::kBpu) {
       if (node != q.node_types.end())
         log.warn("quant_config node_config " + n.name + ": a " + n.op_type + " runs on the CPU in float; no effect");
       continue;
@@ -172,7 +171,7 @@ void quant_config_types(const Config& c, const Graph& g, MapperLog& log, Compile
 
 }  // namespace
 
-CompileOptions compile_options(const Config& c, const isa::MarchInfo& march, const Graph& g,
+CompileOptions compile_options(const Config& c, const isa::MarchInfo& march, const Graph& g, const Placement& pl,
                                const CalibrationStats& stats, MapperLog& log) {
   CompileOptions co;
   co.march = &march;
@@ -180,8 +179,8 @@ CompileOptions compile_options(const Config& c, const isa::MarchInfo& march, con
   co.model_name = c.model_parameters.output_model_file_prefix;
   if (has_optimization(c, "set_model_output_int8")) co.int32_tail = false;
   node_info_types(c, march, g, log, &co);
-  optimization_types(c, march, g, log, &co);
-  quant_config_types(c, g, log, &co);
+  optimization_types(c, march, g, pl, log, &co);
+  quant_config_types(c, g, pl, log, &co);
   if (has_optimization(c, "set_all_nodes_int16")) {
     if (march.int16)
       co.all_int16 = true;

@@ -33,8 +33,9 @@ PlacementOptions placement_options(const Config& c, const isa::MarchInfo& march,
 // OutputType / InputType / InputType<k>, optimization set_all_nodes_int16
 // and set_<Kind>_input|output_int8|int16), set_model_output_int8,
 // bias_correction (channel means from the calibration statistics),
-// optimize_level (O0: no fusion).
-CompileOptions compile_options(const Config& c, const isa::MarchInfo& march, const Graph& g,
+// optimize_level (O0: no fusion). pl: the placement of g (a per-kind key
+// warns when no node of its kind was placed on the BPU).
+CompileOptions compile_options(const Config& c, const isa::MarchInfo& march, const Graph& g, const Placement& pl,
                                const CalibrationStats& stats, MapperLog& log);
 
 // Keys and values accepted for compatibility that have no effect in OpenBPU:

@@ -364,7 +364,7 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   CalibrationStats stats;
   if (!calibrate(config, g, &samples, &stats, out, log, &err)) return fail(err);
   lap("calibration statistics");
-  CompileOptions co = compile_options(config, *march, g, stats, log);
+  CompileOptions co = compile_options(config, *march, g, pl, stats, log);
   const auto& cp = config.calibration_parameters;
   CalibrationChoice best;
   if (!choose_calibration(g, pl, stats, samples, co,

@@ -166,7 +166,7 @@ def main():
             ("asymmetric", {"calibration_parameters": {"optimization": "'asymmetric'"}},
              "optimization asymmetric: accepted for compatibility, no effect"),
             ("softmax", {"calibration_parameters": {"optimization": "'set_Softmax_input_int8'"}},
-             "Softmax runs on the CPU in float for now"),
+             "no Softmax node runs on the BPU (a Softmax at the model's head or tail runs on the CPU in float)"),
             ("custom_op", {"custom_op": {"custom_op_method": "'register'", "custom_op_dir": "'%s'" % ops_dir,
                                          "op_register_files": "'sample_custom.py'"}},
              "custom_op: accepted for compatibility, no effect")]:
