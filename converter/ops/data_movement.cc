@@ -47,6 +47,17 @@ bool place_transpose(const Graph& g, const Node& n, const isa::MarchInfo& march,
   return ops::activation4d(g, n, why);
 }
 
+// Transpose of a rank 2..4 activation (a strided copy).
+bool place_transpose_nd(const Graph& g, const Node& n, const isa::MarchInfo& march, std::string* why) {
+  if (!march.limits.transpose) return fail(why, "layout transforms run on the CPU on this march");
+  if (!ops::activation(g, n, why)) return false;
+  const size_t rank = ops::in_value(g, n, 0)->shape.size();
+  if (rank < 2) return fail(why, "input is not 2-D..4-D");
+  const std::vector<int64_t> perm = n.attrs.get_ints("perm");
+  if (!perm.empty() && perm.size() != rank) return fail(why, "perm does not match the input rank");
+  return true;
+}
+
 bool place_pad(const Graph& g, const Node& n, const isa::MarchInfo&, std::string* why) {
   if (!ops::activation4d(g, n, why)) return false;
   if (n.attrs.get_string("mode", "constant") != "constant") return fail(why, "only constant padding");
@@ -188,13 +199,21 @@ bool emit_transpose(LoweringContext& ctx, const Op& op, std::string* e) {
   const Node& n = ctx.graph.nodes[op.nodes[0]];
   const std::string& x = n.inputs[0];
   const std::string& y = op.outputs[0];
+  const auto rank = static_cast<int64_t>(ctx.value(x).shape.size());
   std::vector<int64_t> perm = n.attrs.get_ints("perm");
-  if (perm.empty()) perm = {3, 2, 1, 0};
-  if (perm.size() != 4) return fail(e, "node '" + n.name + "': only 4-D transposes");
+  if (perm.empty())
+    for (int64_t k = rank - 1; k >= 0; --k) perm.push_back(k);
+  if (rank < 2 || rank > 4 || static_cast<int64_t>(perm.size()) != rank)
+    return fail(e, "node '" + n.name + "': only 2-D..4-D transposes");
   const TensorRef in = ctx.ref(x);
   const auto ist = ops::logical_strides(in);
+  // ONNX axis k of a rank >= 2 value is its logical axis k (lowering.h).
   std::array<int64_t, 4> st{};
-  for (int k = 0; k < 4; ++k) st[static_cast<size_t>(k)] = ist[static_cast<size_t>(perm[static_cast<size_t>(k)])];
+  for (int64_t k = 0; k < rank; ++k) {
+    const int64_t from = perm[static_cast<size_t>(k)];
+    if (from < 0 || from >= rank) return fail(e, "node '" + n.name + "': perm out of range");
+    st[static_cast<size_t>(k)] = ist[static_cast<size_t>(from)];
+  }
   ops::emit_move(ctx, ops::with_logical(in, ctx.dims(y), st), ctx.ref(y), ctx.qp(x).scale, ctx.qp(y).scale);
   return true;
 }
@@ -296,8 +315,8 @@ OPENBPU_RESHAPE_UNIT(Unsqueeze);
 #undef OPENBPU_RESHAPE_UNIT
 
 const OpUnit kTransposeUnit = {
-    .id = OpId::kTranspose, .domain = "", .op_type = "Transpose", .place = place_transpose,
-    .table_type = "HzTranspose", .limits = kLayoutMarches, .output_scale = OutputScale::kInput,
+    .id = OpId::kTranspose, .domain = "", .op_type = "Transpose", .place = place_transpose_nd,
+    .table_type = "HzTranspose", .limits = "rank 2..4; bayes, bayes-e, nash only", .output_scale = OutputScale::kInput,
     .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = true, .view = false, .emit = emit_transpose};
 
 const OpUnit kDepthToSpaceUnit = {

@@ -440,8 +440,11 @@ const std::map<std::string, Case>& cases() {
                                    b.ints("a", {3})}); }},
       {"Unsqueeze", [](Builder& b, const std::string& x) {
          return b.node("Unsqueeze", {b.node("Flatten", {x}), b.ints("a", {2})}); }},
-      {"Transpose", [](Builder& b, const std::string& x) {
-         return b.node("Transpose", {x}, ints_attr("perm", {0, 2, 1, 3})); }},
+      {"Transpose", [](Builder& b, const std::string& x) {  // 4-D, then 3-D and 2-D (tokens)
+         const std::string t = b.node("Transpose", {x}, ints_attr("perm", {0, 2, 1, 3}));
+         const std::string r = b.node("Transpose", {b.node("Reshape", {t, b.ints("s", {1, 8, 64})})},
+                                      ints_attr("perm", {0, 2, 1}));
+         return b.node("Transpose", {b.node("Reshape", {r, b.ints("s2", {64, 8})})}); }},
       {"DepthToSpace", [](Builder& b, const std::string& x) {
          return b.node("DepthToSpace", {x}, int_attr("blocksize", 2)); }},
       {"SpaceToDepth", [](Builder& b, const std::string& x) {
