@@ -6,7 +6,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <random>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "numeric.h"
@@ -15,6 +20,11 @@
 namespace openbpu::tools {
 
 namespace {
+
+// A txt input holds at most this many bytes per number the input takes (plus
+// the slack): "-1.2345678901234567e+300, " is 26.
+constexpr uint64_t kTxtBytesPerNumber = 64;
+constexpr uint64_t kTxtSlackBytes = 1 << 20;
 
 std::string lower_suffix(const std::string& file) {
   const size_t dot = file.rfind('.');
@@ -25,22 +35,6 @@ std::string lower_suffix(const std::string& file) {
   return s;
 }
 
-bool read_file(const std::string& file, std::vector<uint8_t>* bytes) {
-  FILE* f = std::fopen(file.c_str(), "rb");
-  if (f == nullptr) {
-    log_error("cannot open input file '%s': %s", file.c_str(), std::strerror(errno));
-    return false;
-  }
-  bytes->clear();
-  uint8_t buf[65536];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) bytes->insert(bytes->end(), buf, buf + n);
-  const bool ok = std::ferror(f) == 0;
-  std::fclose(f);
-  if (!ok) log_error("cannot read input file '%s'", file.c_str());
-  return ok;
-}
-
 std::string describe_input(const ModelDesc& d, int i) {
   const hbDNNTensorProperties& p = d.inputs[i];
   return "input[" + std::to_string(i) + "] '" + d.input_names[i] + "' (" +
@@ -48,25 +42,39 @@ std::string describe_input(const ModelDesc& d, int i) {
 }
 
 bool load_bin(const std::string& file, const ModelDesc& d, int i, InputData* data) {
-  if (!read_file(file, &data->bytes)) return false;
+  uint64_t size = 0;
+  const int fd = open_input_file(file, &size);
+  if (fd < 0) return false;
   const int64_t need = tight_byte_size(data->props);
-  if (static_cast<int64_t>(data->bytes.size()) != need) {
-    log_error("input file '%s' has %zu bytes but %s needs %lld bytes", file.c_str(),
-              data->bytes.size(), describe_input(d, i).c_str(), static_cast<long long>(need));
+  if (size != static_cast<uint64_t>(need)) {
+    ::close(fd);
+    log_error("input file '%s' has %llu bytes but %s needs %lld bytes", file.c_str(),
+              static_cast<unsigned long long>(size), describe_input(d, i).c_str(), static_cast<long long>(need));
     return false;
   }
-  return true;
+  return read_input_file(fd, file, size, &data->bytes);
 }
 
 // Whitespace (or comma) separated numbers, at least as many as the input
 // has elements; extra numbers are ignored, as by the vendor tool.
 bool load_txt(const std::string& file, const ModelDesc& d, int i, InputData* data) {
-  std::vector<uint8_t> text;
-  if (!read_file(file, &text)) return false;
-  text.push_back('\0');
   const int32_t type = data->props.tensorType;
   const int esize = element_size(type);
   const int64_t need = tight_byte_size(data->props) / esize;
+  uint64_t size = 0;
+  const int fd = open_input_file(file, &size);
+  if (fd < 0) return false;
+  const uint64_t limit = static_cast<uint64_t>(need) * kTxtBytesPerNumber + kTxtSlackBytes;
+  if (size > limit) {
+    ::close(fd);
+    log_error("input file '%s' has %llu bytes, more than the %llu bytes of text %s can take (%lld numbers)",
+              file.c_str(), static_cast<unsigned long long>(size), static_cast<unsigned long long>(limit),
+              describe_input(d, i).c_str(), static_cast<long long>(need));
+    return false;
+  }
+  std::vector<uint8_t> text;
+  if (!read_input_file(fd, file, size, &text)) return false;
+  text.push_back('\0');
   data->bytes.assign(static_cast<size_t>(need * esize), 0);
   const char* p = reinterpret_cast<const char*>(text.data());
   int64_t count = 0;
@@ -106,10 +114,53 @@ bool check_supported(const ModelDesc& d, int i) {
 
 }  // namespace
 
+int open_input_file(const std::string& file, uint64_t* size) {
+  // O_NONBLOCK: a FIFO does not block the open; fstat (after symlinks) then
+  // refuses anything that is not a regular file before a byte is read.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    log_error("cannot open input file '%s': %s", file.c_str(), std::strerror(errno));
+    return -1;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    log_error("input file '%s' is not a regular file (a FIFO, directory or device cannot be an input)",
+              file.c_str());
+    return -1;
+  }
+  *size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+bool read_input_file(int fd, const std::string& file, uint64_t size, std::vector<uint8_t>* bytes) {
+  bytes->resize(size);
+  uint64_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::pread(fd, bytes->data() + done, size - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<uint64_t>(n);
+  }
+  ::close(fd);
+  if (done != size) {
+    log_error("cannot read input file '%s' (%llu of %llu bytes; it changed while being read)", file.c_str(),
+              static_cast<unsigned long long>(done), static_cast<unsigned long long>(size));
+    return false;
+  }
+  return true;
+}
+
 bool is_image_file(const std::string& file) {
   const std::string s = lower_suffix(file);
   return s == "jpg" || s == "jpeg" || s == "png";
 }
+
+namespace {
+// One input file by its kind (image, bin, txt).
+bool load_one(const ModelDesc& desc, const std::string& file, int i, bool resizer, const std::string& suffix,
+              InputData* data);
+}  // namespace
 
 bool load_inputs(const ModelDesc& desc, const std::vector<std::string>& files, bool roi_infer,
                  std::vector<InputData>* out) {
@@ -136,22 +187,12 @@ bool load_inputs(const ModelDesc& desc, const std::vector<std::string>& files, b
       return false;
     }
     const std::string suffix = lower_suffix(file);
-    bool ok;
-    if (is_image_file(file)) {
-      ok = load_image(file, i, desc.input_names[k], desc.input_kinds[k], resizer, &data);
-    } else if (resizer) {
-      log_error("%s is a resizer input: give the whole frame as an image file (jpg/png), not '%s'",
-                describe_input(desc, i).c_str(), file.c_str());
-      ok = false;
-    } else if (suffix == "bin") {
-      ok = load_bin(file, desc, i, &data);
-    } else if (suffix == "txt") {
-      ok = load_txt(file, desc, i, &data);
-    } else {
-      log_error(
-          "input file '%s' has an unsupported suffix: use bin or txt (feature data) or "
-          "jpg/jpeg/png (images)",
-          file.c_str());
+    bool ok = false;
+    try {
+      ok = load_one(desc, file, i, resizer, suffix, &data);
+    } catch (const std::exception& e) {
+      // A library's exception (OpenCV, allocation) ends here, naming the file.
+      log_error("input file '%s' for %s: %s", file.c_str(), describe_input(desc, i).c_str(), e.what());
       ok = false;
     }
     if (!ok) return false;
@@ -163,6 +204,34 @@ bool load_inputs(const ModelDesc& desc, const std::vector<std::string>& files, b
   }
   return true;
 }
+
+namespace {
+
+bool load_one(const ModelDesc& desc, const std::string& file, int i, bool resizer, const std::string& suffix,
+              InputData* data) {
+  const size_t k = static_cast<size_t>(i);
+  bool ok;
+  if (is_image_file(file)) {
+    ok = load_image(file, i, desc.input_names[k], desc.input_kinds[k], resizer, data);
+  } else if (resizer) {
+    log_error("%s is a resizer input: give the whole frame as an image file (jpg/png), not '%s'",
+              describe_input(desc, i).c_str(), file.c_str());
+    ok = false;
+  } else if (suffix == "bin") {
+    ok = load_bin(file, desc, i, data);
+  } else if (suffix == "txt") {
+    ok = load_txt(file, desc, i, data);
+  } else {
+    log_error(
+        "input file '%s' has an unsupported suffix: use bin or txt (feature data) or "
+        "jpg/jpeg/png (images)",
+        file.c_str());
+    ok = false;
+  }
+  return ok;
+}
+
+}  // namespace
 
 bool random_inputs(const ModelDesc& desc, uint32_t seed, std::vector<InputData>* out) {
   std::mt19937 rng(seed);

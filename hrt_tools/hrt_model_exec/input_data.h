@@ -47,6 +47,15 @@ bool load_image(const std::string& file, int index, const std::string& name, Ima
 
 bool is_image_file(const std::string& file);
 
+// Every input file is opened with this: without blocking (FIFO), refused
+// unless a regular file after symlinks (FIFO, directory, /dev/zero, ...);
+// returns the descriptor (-1, logged, on error) and the size, which the
+// caller checks against what the input can take before reading.
+int open_input_file(const std::string& file, uint64_t* size);
+// Reads `size` bytes of the file and closes fd; false (logged) when it
+// changed size meanwhile.
+bool read_input_file(int fd, const std::string& file, uint64_t size, std::vector<uint8_t>* bytes);
+
 }  // namespace openbpu::tools
 
 #endif  // OPENBPU_HRT_TOOLS_HRT_MODEL_EXEC_INPUT_DATA_H_

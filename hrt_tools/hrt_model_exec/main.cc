@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "api.h"
@@ -40,9 +41,7 @@ int exec_ucp_tool(char** argv) {
   return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_tool(int argc, char** argv) {
   Options opt;
   switch (parse_options(argc, argv, &opt)) {
     case ParseResult::kHelp:
@@ -69,6 +68,21 @@ int main(int argc, char** argv) {
     case Mode::kInfer: return run_infer(opt);
     case Mode::kPerf: return run_perf(opt);
     case Mode::kNone: break;
+  }
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The tool boundary: an exception of a library that was not caught where
+  // its file is known ends here as an error, not an abort.
+  try {
+    return run_tool(argc, argv);
+  } catch (const std::exception& e) {
+    log_error("hrt_model_exec failed: %s", e.what());
+  } catch (...) {
+    log_error("hrt_model_exec failed: unknown exception");
   }
   return 1;
 }
