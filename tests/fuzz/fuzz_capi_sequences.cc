@@ -17,10 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
-#include <fstream>
 #include <initializer_list>
-#include <iterator>
 #include <mutex>
 #include <random>
 #include <string>
@@ -30,6 +27,7 @@
 #include "dnn/hb_dnn.h"
 #include "dnn/hb_dnn_status.h"
 #include "dnn/hb_sys.h"
+#include "tests/fuzz/corpus_files.h"
 
 namespace {
 
@@ -40,8 +38,7 @@ constexpr size_t kMaxOps = 512;
 // TinyCnn (tests/fuzz/corpus/tiny_cnn.bin; the path is compiled in).
 const std::vector<uint8_t>& model_bytes() {
   static const std::vector<uint8_t> b = [] {
-    std::ifstream f(OPENBPU_FUZZ_CAPI_MODEL, std::ios::binary);
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::vector<uint8_t> bytes = openbpu::fuzz::read_bytes(OPENBPU_FUZZ_CAPI_MODEL);
     if (bytes.empty()) {
       std::fprintf(stderr, "cannot read %s\n", OPENBPU_FUZZ_CAPI_MODEL);
       std::abort();
@@ -243,15 +240,7 @@ void init() {
 
 #ifdef OPENBPU_LIBFUZZER
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  init();
-  return 0;
-}
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  run_script(data, size);
-  return 0;
-}
+OPENBPU_LIBFUZZER_ENTRY(init, run_script)
 
 #else
 
@@ -266,15 +255,10 @@ int main(int argc, char** argv) {
   int random = 0;
   if (argc >= 4 && std::strcmp(argv[2], "--random") == 0) random = std::atoi(argv[3]);
   size_t files = 0;
-  if (DIR* d = ::opendir(argv[1])) {
-    while (const dirent* e = ::readdir(d)) {
-      if (e->d_name[0] == '.') continue;
-      std::ifstream f(std::string(argv[1]) + "/" + e->d_name, std::ios::binary);
-      const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-      run_script(bytes.data(), bytes.size());
-      ++files;
-    }
-    ::closedir(d);
+  for (const std::string& path : openbpu::fuzz::corpus_files(argv[1])) {
+    const std::vector<uint8_t> bytes = openbpu::fuzz::read_bytes(path);
+    run_script(bytes.data(), bytes.size());
+    ++files;
   }
   if (files == 0) {
     std::fprintf(stderr, "no corpus files in %s\n", argv[1]);

@@ -18,24 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/fuzz/corpus_files.h"
 #include "tests/fuzz/fuzz_converter.h"
 
 namespace {
 
 namespace fz = openbpu::fuzz;
-
-std::vector<std::string> files_in(const std::string& path) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(path, ec)) return {path};
-  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name[0] == '.' || name == "README.md") continue;
-    out.push_back(e.path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 std::string read(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -68,7 +56,7 @@ int main(int argc, char** argv) {
       mode = a;
       continue;
     }
-    for (const auto& file : files_in(a)) {
+    for (const auto& file : openbpu::fuzz::corpus_files(a)) {
       const std::string bytes = read(file);
       const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
       const bool onnx = mode.rfind("--onnx", 0) == 0;

@@ -11,7 +11,6 @@
 // hrt_inputs_corpus/, Release) and fuzz_replay_hrt_inputs_asan (ASan + UBSan
 // build of the readers inside the x86 build), and with OPENBPU_LIBFUZZER the
 // libFuzzer target fuzz_hrt_inputs.
-#include <dirent.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -19,11 +18,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "hrt_tools/hrt_model_exec/input_data.h"
+#include "tests/fuzz/corpus_files.h"
 
 namespace {
 
@@ -105,15 +104,7 @@ void init() {
 
 #ifdef OPENBPU_LIBFUZZER
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  init();
-  return 0;
-}
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  run_one(data, size);
-  return 0;
-}
+OPENBPU_LIBFUZZER_ENTRY(init, run_one)
 
 #else
 
@@ -122,16 +113,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 int main(int argc, char** argv) {
   init();
   size_t files = 0;
-  for (int a = 1; a < argc; ++a) {
-    DIR* d = ::opendir(argv[a]);
-    if (d == nullptr) {
-      std::fprintf(stderr, "cannot open %s\n", argv[a]);
-      return 1;
-    }
-    while (const dirent* e = ::readdir(d)) {
-      if (e->d_name[0] == '.') continue;
-      std::ifstream f(std::string(argv[a]) + "/" + e->d_name, std::ios::binary);
-      std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (int a = 1; a < argc; ++a)
+    for (const std::string& path : openbpu::fuzz::corpus_files(argv[a])) {
+      std::vector<uint8_t> bytes = openbpu::fuzz::read_bytes(path);
       if (bytes.size() < 2) continue;
       for (int s = 0; s < 4; ++s)
         for (int k = 0; k < 7; ++k) {
@@ -141,8 +125,6 @@ int main(int argc, char** argv) {
         }
       ++files;
     }
-    ::closedir(d);
-  }
   if (files == 0) {
     std::fprintf(stderr, "no corpus files\n");
     return 1;

@@ -11,14 +11,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "hrt_tools/hrt_model_exec/input_data.h"
+#include "tests/common/fifo_call.h"
 
 namespace {
 
@@ -97,23 +96,9 @@ TEST(HrtInputFiles, FifoIsRefusedWithoutBlocking) {
     const std::string fifo = temp_path("fifo." + suffix);
     ::unlink(fifo.c_str());
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-    std::atomic<bool> done{false};
     Outcome o;
     const ModelDesc d = model(suffix == "png" ? ImageKind::kNV12 : ImageKind::kNone);
-    std::thread reader([&] {
-      o = load(d, fifo);
-      done = true;
-    });
-    const auto t0 = Clock::now();
-    while (!done.load() && Clock::now() - t0 < std::chrono::seconds(3))
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    const bool hung = !done.load();
-    if (hung) {
-      // Unblock the reader (open, then read until EOF) so that the test ends.
-      const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
-      if (fd >= 0) ::close(fd);
-    }
-    reader.join();
+    const bool hung = openbpu::testing::blocked_on_fifo(fifo, [&] { o = load(d, fifo); });
     ::unlink(fifo.c_str());
     EXPECT_FALSE(hung) << suffix << ": blocked on a FIFO";
     EXPECT_TRUE(Refused(o, fifo, "not a regular file")) << suffix;

@@ -26,6 +26,7 @@
 #include "dnn/hb_dnn_status.h"
 #include "dnn/hb_sys.h"
 #include "tests/common/dnn_calls.h"
+#include "tests/common/fifo_call.h"
 #include "tests/common/test_models.h"
 
 namespace {
@@ -175,27 +176,15 @@ TEST(Misuse, InitializeFromAFifoFailsAtOnce) {
   const std::string fifo = temp_path("fifo");
   ::unlink(fifo.c_str());
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  std::atomic<bool> done{false};
   int32_t rc = 0;
   std::string log;
-  std::thread loader([&] {
+  const bool hung = openbpu::testing::blocked_on_fifo(fifo, [&] {
     ::testing::internal::CaptureStderr();
     hbPackedDNNHandle_t pack = nullptr;
     const char* names[1] = {fifo.c_str()};
     rc = hbDNNInitializeFromFiles(&pack, names, 1);
     log = ::testing::internal::GetCapturedStderr();
-    done = true;
   });
-  const auto t0 = Clock::now();
-  while (!done.load() && Clock::now() - t0 < std::chrono::seconds(3))
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  const bool hung = !done.load();
-  if (hung) {
-    // Unblock the reader's open() so that the test ends.
-    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
-    if (fd >= 0) ::close(fd);
-  }
-  loader.join();
   ::unlink(fifo.c_str());
   EXPECT_FALSE(hung) << "hbDNNInitializeFromFiles blocked on a FIFO";
   EXPECT_EQ(rc, HB_DNN_CAN_NOT_OPEN_FILE);
