@@ -1108,7 +1108,8 @@ void GemmRun::make_rows(int grp, int64_t px0, int64_t count, const uint8_t* band
               : bandp + ((pn * g.ih + ih - lo) * g.iw + iw0) * pix_bytes;
       int8_t* op = fused && px0 + i < pixels ? reinterpret_cast<int8_t*>(out.at(pn, poh, pow_, 0))
                                              : nullptr;
-      for (int64_t k = 0; k < run; ++k, ++i, rp += step, op += ostep) {
+      // op stays null when not fused (no offset on a null pointer: UB).
+      for (int64_t k = 0; k < run; ++k, ++i, rp += step, op = op == nullptr ? op : op + ostep) {
         if (px0 + i >= pixels) {  // padding rows of the last tile repeat its first pixel
           tile[m] = tile[0];
           if (fused) outp[i] = outp[i - m];
