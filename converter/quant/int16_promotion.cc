@@ -18,12 +18,6 @@ struct Candidate {
   double rank = 0;  // measured gain, or local error
 };
 
-double model_macs(const CompiledModel& cm) {
-  double macs = 0;
-  for (const auto& sg : cm.subgraphs) macs += static_cast<double>(sg.macs);
-  return macs;
-}
-
 isa::DType traced_dtype(const CompiledModel& cm, const std::string& value) {
   for (const LayerTrace& t : cm.traces)
     if (t.value == value) return t.q.dtype;
@@ -103,9 +97,7 @@ bool local_error_ranking(const Graph& g, const Placement& pl, const std::map<std
     return it == cos.end() ? 1.0 : it->second;
   };
   for (const auto& v : values) {
-    const Node* producer = nullptr;
-    for (const auto& n : g.nodes)
-      if (std::find(n.outputs.begin(), n.outputs.end(), v) != n.outputs.end()) producer = &n;
+    const Node* producer = g.producer(v);
     double in = 1.0;
     if (producer != nullptr)
       for (const auto& i : producer->inputs)
@@ -175,21 +167,23 @@ bool promote_to_int16(const Graph& g, const Placement& pl, const std::vector<Sam
 
   // Smallest prefix of the ranking that meets the budget (bisection; every
   // prefix is compiled and scored). The whole ranking first: when even that
-  // misses, the gate fails without the search.
-  std::map<size_t, std::pair<CompiledModel, double>> tried;
+  // misses, the gate fails without the search. `best` holds the shortest
+  // prefix found so far that meets it.
+  CompiledModel best;
+  double best_score = 0;
   auto meets = [&](size_t k, bool* ok) {
     CompiledModel cm;
     double score = 0;
     if (!ev.build(with_prefix(*co, ranked, k), &cm, error) || !ev.score(cm, &score, error)) return false;
     ++r->evaluated;
     *ok = score >= min_cosine;
-    tried[k] = {std::move(cm), score};
+    if (*ok || k == ranked.size()) best = std::move(cm), best_score = score;
     return true;
   };
   bool ok = false;
   if (!meets(ranked.size(), &ok)) return false;
   if (!ok) {
-    r->score_after = tried[ranked.size()].second;
+    r->score_after = best_score;
     log("int16 promotion: promoting all " + std::to_string(ranked.size()) + " candidates reaches output cosine " +
         fixed(r->score_after, 6) + " only");
     return true;
@@ -202,8 +196,8 @@ bool promote_to_int16(const Graph& g, const Placement& pl, const std::vector<Sam
   }
   if (!record_steps(ev, *co, ranked, hi, r, error)) return false;
   *co = with_prefix(*co, ranked, hi);
-  choice->model = std::move(tried[hi].first);
-  choice->score = r->score_after = tried[hi].second;
+  choice->model = std::move(best);
+  choice->score = r->score_after = best_score;
   r->us_after = estimated_bpu_us(choice->model, *co->march);
   r->met = true;
   return true;

@@ -90,6 +90,12 @@ bool quantized_inputs(const CompiledModel& cm, const Sample& sample, Sample* qin
   return true;
 }
 
+double model_macs(const CompiledModel& cm) {
+  double macs = 0;
+  for (const auto& sg : cm.subgraphs) macs += static_cast<double>(sg.macs);
+  return macs;
+}
+
 bool OutputScorer::init(const Graph& g, const std::vector<Sample>& samples, size_t n, std::string* error) {
   samples_ = &samples;
   outputs_ = g.outputs;

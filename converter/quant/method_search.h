@@ -41,6 +41,10 @@ std::map<std::string, double> thresholds_for(const Graph& g, const CalibrationSt
 // chroma), other inputs the sample's data.
 bool quantized_inputs(const CompiledModel& cm, const Sample& sample, Sample* qin, std::string* error);
 
+// Multiply-accumulates of one run of all BPU subgraphs of a compiled model
+// (the unit of the searches' compute budgets).
+double model_macs(const CompiledModel& cm);
+
 // Mean cosine similarity of the model outputs, float graph vs a compiled
 // model, over the first n samples. The float outputs are computed once.
 // Samples the default/mix scoring uses (one is noisy).

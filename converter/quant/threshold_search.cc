@@ -68,10 +68,8 @@ bool search_thresholds(const Graph& g, const Placement& pl, const CalibrationSta
   result->score_before = result->score_after = choice->score;
   double best = choice->score;
   std::map<std::string, double> thr = choice->thresholds;
-  double macs = 0;
-  for (const auto& sg : choice->model.subgraphs) macs += static_cast<double>(sg.macs);
   result->samples = std::min(samples.size(), kScoringSamples);
-  const double cost = macs * static_cast<double>(result->samples);
+  const double cost = model_macs(choice->model) * static_cast<double>(result->samples);
   double spent = 0;
   std::vector<std::pair<std::string, std::vector<double>>> work;
   for (const std::string& v : searchable_values(choice->model, thr)) {
