@@ -283,15 +283,18 @@ struct Preprocess {
 // Any strides: a transposed operand is a view with swapped strides, a batch
 // shared by the other operand has stride 0. K <= kMaxMatMulDepth.
 //   acc = sum_k a[i, j, m, k] * b[i, j, k, n]       (exact, |acc| < 2^47)
-//   y = clamp(floor((acc*M + 2^(S-1)) / 2^S), act_min, act_max)
+//   y = clamp(floor((acc*M[n] + 2^(S-1)) / 2^S), act_min, act_max)
+// with M[n] = multipliers[n] when present (a constant b quantized per
+// column), else multiplier.
 inline constexpr int kMaxMatMulDepth = 1 << 16;
 struct MatMul {
   TensorRef a, b, out;
+  ConstRef multipliers;  // int32 [N] in (0, 2^31), count 0 = none
   int32_t multiplier = 1 << 30;
   int32_t shift = 30;
   int32_t act_min = -128, act_max = 127;
   template <class V> void visit(V& v) {
-    a.visit(v); b.visit(v); out.visit(v); v(multiplier); v(shift); v(act_min); v(act_max);
+    a.visit(v); b.visit(v); out.visit(v); multipliers.visit(v); v(multiplier); v(shift); v(act_min); v(act_max);
   }
 };
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Batched product of two activation matrices (kMatMul):
 //   acc = sum_k a[i, j, m, k] * b[i, j, k, n]
-//   y[i, j, m, n] = clamp(floor((acc*M + 2^(S-1)) / 2^S), act_min, act_max)
+//   y[i, j, m, n] = clamp(floor((acc*M[n] + 2^(S-1)) / 2^S), act_min, act_max)
+// (M[n] = multipliers[n] when present, else multiplier)
 // The validator keeps out apart from a and b.
 #include "bpu_sim/reference/kernels.h"
 #include "bpu_sim/reference/ref_util.h"
@@ -20,7 +21,9 @@ void matmul(const isa::MatMul& m, const Memory& mem) {
   detail::for_each_index(dims, [&](int64_t i, int64_t j, int64_t r, int64_t c, int64_t, int64_t) {
     int128 acc = 0;
     for (int64_t k = 0; k < depth; ++k) acc += static_cast<int128>(a.get(i, j, r, k)) * b.get(i, j, k, c);
-    const int128 y = detail::round_shift(acc * m.multiplier, s);
+    const int64_t mult =
+        m.multipliers.count ? detail::const_at(mem, m.multipliers, isa::DType::kInt32, c) : m.multiplier;
+    const int128 y = detail::round_shift(acc * mult, s);
     out.set(detail::saturate64(detail::clamp128(y, range.lo, range.hi)), i, j, r, c);
   });
 }

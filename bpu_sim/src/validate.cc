@@ -373,6 +373,11 @@ class V {
     if (a[3] > isa::kMaxMatMulDepth)
       return fail("matmul depth " + std::to_string(a[3]) + " exceeds " + std::to_string(isa::kMaxMatMulDepth));
     if (!mult_ok(m.multiplier, "matmul") || !shift_ok(m.shift, isa::kMaxShift, "matmul")) return false;
+    if (m.multipliers.count != 0) {
+      if (!consts(m.multipliers, static_cast<uint32_t>(o[3]), 4, "matmul multipliers")) return false;
+      for (uint32_t i = 0; i < m.multipliers.count; ++i)
+        if (!mult_ok(const_at<int32_t>(m.multipliers, i), "matmul")) return false;
+    }
     if (!no_overlap(eout, ea, "input a") || !no_overlap(eout, eb, "input b")) return false;
     return act_ok(m.act_min, m.act_max, m.out.dtype);
   }

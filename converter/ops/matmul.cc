@@ -6,6 +6,8 @@
 // Linear layers) it is a kMatMul whose second operand is the int8 weight in
 // the program's constants (one symmetric scale per tensor).
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 #include "bpu_sim/isa/numerics.h"
 #include "converter/ops/op_unit.h"
@@ -43,15 +45,46 @@ bool place_matmul(const Graph& g, const Node& n, const isa::MarchInfo& march, st
   return true;
 }
 
+// A constant second operand quantized per column (its last axis, the
+// output's columns): int8 with the scale max|column| / 127, stored in the
+// native layout of its shape. One outlier weight then costs only its column.
+TensorRef const_columns(LoweringContext& ctx, const std::string& v, std::vector<double>* scales) {
+  const std::vector<int64_t>& s = ctx.value(v).shape;
+  const Dims4 d = logical4(s);
+  const int col = static_cast<int>(s.size()) - 1;  // rank >= 2: logical axis = ONNX axis
+  const std::vector<float> data = ctx.floats(v);
+  const auto ncol = static_cast<size_t>(s.back());
+  scales->assign(ncol, 0.0);
+  for (size_t i = 0; i < data.size(); ++i) (*scales)[i % ncol] = std::max<double>((*scales)[i % ncol], std::fabs(data[i]));
+  for (double& x : *scales) x = x > 0 ? x / 127.0 : 1.0;
+  std::vector<int8_t> buf(native_bytes(d, isa::DType::kInt8, ctx.align()), 0);
+  const auto st = native_strides(d, ctx.align());
+  size_t i = 0;
+  for (int64_t a = 0; a < d[0]; ++a)
+    for (int64_t b = 0; b < d[1]; ++b)
+      for (int64_t c = 0; c < d[2]; ++c)
+        for (int64_t e = 0; e < d[3]; ++e) {
+          const int64_t idx[4] = {a, b, c, e};
+          const float sc = static_cast<float>((*scales)[static_cast<size_t>(idx[col])]);
+          buf[static_cast<size_t>(a * st[0] + b * st[1] + c * st[2] + e * st[3])] =
+              static_cast<int8_t>(quantize(data[i++], sc, isa::DType::kInt8));
+        }
+  const isa::ConstRef k = ctx.pb.add_const(buf.data(), buf.size(), static_cast<uint32_t>(buf.size()));
+  return native_ref(isa::Region::kConst, 0, k.offset, d, isa::DType::kInt8, ctx.align());
+}
+
 // The [B0, B1, rows, cols] view of an operand of the output's batch rank
 // and its scale (a constant is stored first): its ONNX axis i has the
 // logical stride st[i]; a batch axis of size 1 against a larger output axis
 // is broadcast (stride 0).
 TensorRef matmul_view(LoweringContext& ctx, const std::string& v, const std::vector<int64_t>& out_shape,
-                      float* scale) {
+                      float* scale, std::vector<double>* col_scales = nullptr) {
   const std::vector<int64_t>& s = ctx.value(v).shape;
   TensorRef base;
-  if (ctx.value(v).is_constant()) {
+  if (ctx.value(v).is_constant() && col_scales != nullptr) {
+    base = const_columns(ctx, v, col_scales);
+    *scale = 1;
+  } else if (ctx.value(v).is_constant()) {
     base = ctx.const_tensor(v, logical4(s), scale);
   } else {
     base = ctx.ref(v);
@@ -84,11 +117,21 @@ bool emit_matmul(LoweringContext& ctx, const Op& op, std::string* e) {
   if (ys.size() < 2 || ys.size() > 4) return fail(e, "node '" + n.name + "': output rank is not 2..4");
   isa::MatMul m;
   float sa = 1, sb = 1, so = 1;
+  std::vector<double> cols;  // per-column scales of a constant b
   m.a = matmul_view(ctx, n.inputs[0], ys, &sa);
-  m.b = matmul_view(ctx, n.inputs[1], ys, &sb);
+  m.b = matmul_view(ctx, n.inputs[1], ys, &sb, &cols);
   m.out = matmul_view(ctx, y, ys, &so);
   const QParams& qo = ctx.qp(y);
-  isa::quantize_multiplier(static_cast<double>(sa) * sb / qo.scale, &m.multiplier, &m.shift);
+  if (cols.empty()) {
+    isa::quantize_multiplier(static_cast<double>(sa) * sb / qo.scale, &m.multiplier, &m.shift);
+  } else {
+    std::vector<double> r(cols.size());
+    for (size_t c = 0; c < cols.size(); ++c) r[c] = static_cast<double>(sa) * cols[c] / qo.scale;
+    std::vector<int32_t> mults(cols.size());
+    isa::quantize_multipliers(r.data(), static_cast<int>(r.size()), isa::kMaxShift, mults.data(), &m.shift);
+    m.multipliers = ctx.pb.add_const(mults.data(), mults.size() * sizeof(int32_t), static_cast<uint32_t>(mults.size()));
+    m.multiplier = *std::max_element(mults.begin(), mults.end());
+  }
   ops::act_bounds(ctx, op.act_min_node, qo, &m.act_min, &m.act_max);
   ctx.pb.emit(isa::Opcode::kMatMul, m);
   return true;

@@ -297,6 +297,11 @@ TEST(OptOps, MatMul) {
     const DType to = pick_type(r, {DType::kInt8, DType::kInt16});
     m.out = place(r, &a->output, isa::Region::kOutput, to, {b0, b1, rows, cols}, true);
     requant_params(r, &m.multiplier, &m.shift);
+    if (r.chance(0.4)) {  // per-column multipliers (a constant b quantized per column)
+      std::vector<int32_t> mults(static_cast<size_t>(cols));
+      for (auto& x : mults) requant_params(r, &x, &m.shift);
+      m.multipliers = add_const(&a->consts, mults.data(), mults.size() * 4, static_cast<uint32_t>(cols));
+    }
     acts(r, to, &m.act_min, &m.act_max);
     ins->opcode = isa::Opcode::kMatMul;
     ins->body = m;

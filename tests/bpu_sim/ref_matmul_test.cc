@@ -43,6 +43,11 @@ TEST(RefMatMul, AgainstTheTextbookProduct) {
     if (ri(0, 3) == 0) ins.b.strides[1] = 0;  // one b shared by the heads
     ins.out = tm.tensor(Region::kOutput, to, {b0, b1, m, n}, ri(0, 1));
     ins.multiplier = ri(0, 1) ? ri(1, 1 << 20) : ri(1 << 30, INT32_MAX);
+    std::vector<int64_t> mults;  // per-column multipliers half of the time
+    if (ri(0, 1)) {
+      for (int c = 0; c < n; ++c) mults.push_back(ri(1, INT32_MAX));
+      ins.multipliers = tm.constants(DType::kInt32, mults);
+    }
     ins.shift = ri(0, 4) ? ri(20, 45) : ri(0, 63);
     ins.act_min = static_cast<int32_t>(type_min(to)), ins.act_max = static_cast<int32_t>(type_max(to));
     if (ri(0, 3) == 0) ins.act_min = 0;
@@ -52,6 +57,8 @@ TEST(RefMatMul, AgainstTheTextbookProduct) {
     RegionLayout layout;
     layout.inputs = {tm.region(Region::kInput).size()};
     layout.outputs = {tm.region(Region::kOutput).size()};
+    layout.constants = tm.region(Region::kConst).data();
+    layout.constants_size = tm.region(Region::kConst).size();
     std::string err;
     ASSERT_TRUE(validate_instruction({isa::Opcode::kMatMul, ins}, layout, &err)) << err;
     const std::vector<uint8_t> before = tm.snapshot(Region::kOutput);
@@ -64,7 +71,7 @@ TEST(RefMatMul, AgainstTheTextbookProduct) {
           for (int c = 0; c < n; ++c) {
             __int128 acc = 0;
             for (int d = 0; d < k; ++d) acc += static_cast<__int128>(a.at(p, q, r, d)) * b.at(p, q, d, c);
-            __int128 v = acc * ins.multiplier;
+            __int128 v = acc * (mults.empty() ? ins.multiplier : mults[static_cast<size_t>(c)]);
             if (ins.shift > 0) v = (v + (static_cast<__int128>(1) << (ins.shift - 1))) >> ins.shift;
             const int64_t want = static_cast<int64_t>(std::clamp<__int128>(v, ins.act_min, ins.act_max));
             ASSERT_EQ(y.at(p, q, r, c), want) << "case " << i;

@@ -609,7 +609,7 @@ void resize_in(const isa::Resize& r, const Memory& mem) {
 // and sum in int32 (|acc| <= 2^14 * kMaxMatMulDepth = 2^30), int16 ones pack
 // to int32 and sum in int64.
 template <class P, class Acc>
-void matmul_batch(const isa::MatMul& m, const uint8_t* a, const int64_t* as, const uint8_t* b, const int64_t* bs,
+void matmul_batch(const isa::MatMul& m, const int32_t* mults, const uint8_t* a, const int64_t* as, const uint8_t* b, const int64_t* bs,
                   uint8_t* out, const int64_t* os, std::vector<P>* pa, std::vector<P>* pb) {
   const int64_t rows = m.a.dims[2], depth = m.a.dims[3], cols = m.b.dims[3];
   pa->resize(static_cast<size_t>(rows * depth));
@@ -626,7 +626,7 @@ void matmul_batch(const isa::MatMul& m, const uint8_t* a, const int64_t* as, con
       const P* bc = pb->data() + c * depth;
       Acc acc = 0;
       for (int64_t k = 0; k < depth; ++k) acc += static_cast<Acc>(ar[k]) * bc[k];
-      const int128 p = static_cast<int128>(acc) * m.multiplier;
+      const int128 p = static_cast<int128>(acc) * (mults != nullptr ? mults[c] : m.multiplier);
       const int128 y = sh == 0 ? p : (((p >> (sh - 1)) + 1) >> 1);
       const int64_t v = static_cast<int64_t>(y < lo ? lo : (y > hi ? hi : y));
       uint8_t* dst = out + r * os[2] + c * os[3];
@@ -780,6 +780,9 @@ void preprocess(const isa::Preprocess& p, const Memory& mem) {
 void matmul(const isa::MatMul& m, const Memory& mem) {
   const Strided a = strided(mem, m.a), b = strided(mem, m.b), out = strided(mem, m.out);
   const bool narrow = m.a.dtype == DType::kInt8 && m.b.dtype == DType::kInt8;
+  std::vector<int32_t> mults(m.multipliers.count);
+  if (!mults.empty()) std::memcpy(mults.data(), mem.ptr(m.multipliers), mults.size() * sizeof(int32_t));
+  const int32_t* mp = mults.empty() ? nullptr : mults.data();
   std::vector<int16_t> a16, b16;
   std::vector<int32_t> a32, b32;
   for (int64_t i = 0; i < m.out.dims[0]; ++i)
@@ -788,9 +791,9 @@ void matmul(const isa::MatMul& m, const Memory& mem) {
       const uint8_t* pb = b.base + i * b.s[0] + j * b.s[1];
       uint8_t* po = out.base + i * out.s[0] + j * out.s[1];
       if (narrow)
-        matmul_batch<int16_t, int32_t>(m, pa, a.s, pb, b.s, po, out.s, &a16, &b16);
+        matmul_batch<int16_t, int32_t>(m, mp, pa, a.s, pb, b.s, po, out.s, &a16, &b16);
       else
-        matmul_batch<int32_t, int64_t>(m, pa, a.s, pb, b.s, po, out.s, &a32, &b32);
+        matmul_batch<int32_t, int64_t>(m, mp, pa, a.s, pb, b.s, po, out.s, &a32, &b32);
     }
 }
 
