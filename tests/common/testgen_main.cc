@@ -61,9 +61,17 @@ int main(int argc, char** argv) {
   tiny2_nash.march = "nash-e";
   Nv12Classifier cls_nash;
   cls_nash.march = "nash-e";
+  // Many function calls (one per layer): the UCP scheduling tests' long task.
+  MobileNetV1 long_nash;
+  long_nash.h = long_nash.w = 32;
+  long_nash.classes = 10;
+  long_nash.max_fc_us = 0.5;
+  long_nash.name = "long_mobilenet";
+  long_nash.march = "nash-e";
   ok = ok && write_vec(dir + "/tiny_cnn.hbm", as_hbm(tiny_nash.build(), R"({"models":{"tiny_cnn":{}}})")) &&
        write_vec(dir + "/tiny_cnn_b.hbm", as_hbm(tiny2_nash.build())) &&
        write_vec(dir + "/nv12_classifier.hbm", as_hbm(cls_nash.build())) &&
+       write_vec(dir + "/long_mobilenet.hbm", as_hbm(long_nash.build())) &&
        write_vec(dir + "/tiny_cnn_nash.bin", tiny_nash.build());
   return ok ? 0 : 1;
 }
