@@ -25,22 +25,37 @@ def run(cmd, **kw):
     return r.stdout
 
 
-def main():
+def arguments():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--src", required=True)
     ap.add_argument("--work", required=True)
-    args = ap.parse_args()
-    work = os.path.join(args.work, "example_classify")
+    return ap.parse_args()
+
+
+def install(args, name):
+    """A fresh <work>/<name> with the build installed into its prefix/."""
+    work = os.path.join(args.work, name)
     if os.path.isdir(work):
         shutil.rmtree(work)
     os.makedirs(work)
     prefix = os.path.join(work, "prefix")
     run(["cmake", "--install", args.build, "--prefix", prefix])
-    run(["cmake", "-S", os.path.join(args.src, "examples", "classify"), "-B", os.path.join(work, "build"),
+    return work, prefix
+
+
+def build_example(args, work, prefix, example):
+    """examples/<example> configured against the prefix and built; its executable."""
+    run(["cmake", "-S", os.path.join(args.src, "examples", example), "-B", os.path.join(work, "build"),
          "-DCMAKE_PREFIX_PATH=" + prefix])
     run(["cmake", "--build", os.path.join(work, "build")])
-    exe = os.path.join(work, "build", "classify")
+    return os.path.join(work, "build", example)
+
+
+def main():
+    args = arguments()
+    work, prefix = install(args, "example_classify")
+    exe = build_example(args, work, prefix, "classify")
 
     bad = 0
     for name in ("ppocr_cls_int16", "ppocr_cls_nv12"):

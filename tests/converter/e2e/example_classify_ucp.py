@@ -10,39 +10,21 @@ bounds (mean cosine >= 0.99, top-1 agreement >= 0.97).
 
 usage: example_classify_ucp.py --build BUILD_DIR --src SOURCE_DIR --work E2E_WORK_DIR
 """
-import argparse
 import os
 import re
-import shutil
-import subprocess
 import sys
 
 import numpy as np
 
+from example_classify import arguments, build_example, install, run
+
 N_LINES = 100
 
 
-def run(cmd, **kw):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
-    if r.returncode != 0:
-        print(r.stdout[-4000:])
-        raise SystemExit("command failed (%d): %s" % (r.returncode, " ".join(cmd)))
-    return r.stdout
-
-
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
-    ap.add_argument("--src", required=True)
-    ap.add_argument("--work", required=True)
-    args = ap.parse_args()
+    args = arguments()
     case = os.path.join(args.work, "ppocr_cls_nv12")
-    work = os.path.join(args.work, "example_classify_ucp")
-    if os.path.isdir(work):
-        shutil.rmtree(work)
-    os.makedirs(work)
-    prefix = os.path.join(work, "prefix")
-    run(["cmake", "--install", args.build, "--prefix", prefix])
+    work, prefix = install(args, "example_classify_ucp")
 
     # The case's yaml for hb_compile: nash-e, our working_dir and prefix.
     with open(os.path.join(case, "config.yaml")) as f:
@@ -55,10 +37,7 @@ def main():
     run([os.path.join(prefix, "bin", "hb_compile"), "--config", "config.yaml"], cwd=work)
     hbm = os.path.join(work, "model_output", "ppocr_cls_ucp.hbm")
 
-    run(["cmake", "-S", os.path.join(args.src, "examples", "classify_ucp"), "-B", os.path.join(work, "build"),
-         "-DCMAKE_PREFIX_PATH=" + prefix])
-    run(["cmake", "--build", os.path.join(work, "build")])
-    exe = os.path.join(work, "build", "classify_ucp")
+    exe = build_example(args, work, prefix, "classify_ucp")
     pngs = [os.path.join(case, "test_render", "%05d.png" % i) for i in range(N_LINES)]
     out = run([exe, hbm] + pngs + ["--top", "2"])
     got = {}
