@@ -235,6 +235,7 @@ BinWriteOptions bin_write_options(const Config& c, const std::map<std::string, s
   bo.model_name = mp.output_model_file_prefix;
   bo.march = mp.march;
   bo.core_num = c.compiler_parameters.core_num;
+  bo.debug = c.compiler_parameters.debug;
   bo.metadata = c.metadata();
   bo.metadata["BUILDER_VERSION"] = mapper_version;
   bo.metadata["HBDK_VERSION"] = "openbpu-0.1.0";

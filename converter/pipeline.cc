@@ -27,6 +27,7 @@
 #include "converter/tools/infer_input.h"
 #include "converter/writer/bin_writer.h"
 #include "converter/writer/output_files.h"
+#include "runtime/core/tensor.h"
 
 namespace openbpu::cvt {
 
@@ -494,15 +495,33 @@ int run_infer(const Config& config, const std::string& model_file,
     log.error(err);
     return 1;
   }
-  for (const auto& [name, v] : values) {
-    if (v.native || v.elem_type != kFloat || !v.data) continue;
-    std::string file = name;
-    for (char& ch : file)
-      if (ch == '/' || ch == '\\' || ch == ':') ch = '_';
-    std::ofstream o(output_dir + "/" + file + "_float.bin", std::ios::binary);
-    o.write(reinterpret_cast<const char*>(v.data->data()), static_cast<std::streamsize>(v.data->size()));
+  // Per node output, under the name hrt_model_exec --dump_intermediate gives
+  // the same value, in execution order (vec_diff pairs and orders by them).
+  std::string order;
+  size_t written = 0;
+  for (const Node& n : g.nodes)
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      auto it = values.find(n.outputs[k]);
+      if (n.outputs[k].empty() || it == values.end()) continue;
+      const Value& v = it->second;
+      if (v.native || v.elem_type != kFloat || !v.data) continue;
+      const std::string file = rt::layer_dump_name(n.name, k) + "_float.bin";
+      std::ofstream o(output_dir + "/" + file, std::ios::binary);
+      o.write(reinterpret_cast<const char*>(v.data->data()), static_cast<std::streamsize>(v.data->size()));
+      if (!o) {
+        log.error("cannot write " + output_dir + "/" + file);
+        return 1;
+      }
+      order += file + "\n";
+      ++written;
+    }
+  std::ofstream eo(output_dir + "/execution_order.txt");
+  eo << order;
+  if (!eo) {
+    log.error("cannot write " + output_dir + "/execution_order.txt");
+    return 1;
   }
-  log.info("infer done: " + std::to_string(values.size()) + " values written to " + output_dir);
+  log.info("infer done: " + std::to_string(written) + " node outputs written to " + output_dir);
   return 0;
 }
 

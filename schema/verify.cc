@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "schema/verify.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <string>
@@ -265,6 +266,61 @@ class Checker {
     for (uint32_t i = 0; i < m.outputs()->size(); ++i)
       if (!ready[m.outputs()->Get(i)->tensor()])
         return fail("output " + std::to_string(i) + " is never produced");
+    if (m.layers() != nullptr)
+      for (uint32_t l = 0; l < m.layers()->size(); ++l)
+        if (!layer(m, *m.layers()->Get(l), "layer record " + std::to_string(l))) return false;
+    return true;
+  }
+
+  // A debug record: a BPU segment's instruction range and outputs that lie
+  // inside the segment's scratch area or output tensors.
+  bool layer(const fb::Model& m, const fb::LayerDebug& l, std::string ln) {
+    ln += " '" + l.name()->str() + "'";
+    if (l.segment() >= m.segments()->size()) return fail(ln + ": segment index out of range");
+    const auto* seg = m.segments()->Get(l.segment());
+    const auto* p = seg->kind_as_BpuProgram();
+    if (p == nullptr) return fail(ln + ": segment " + std::to_string(l.segment()) + " is not a BPU program");
+    uint64_t end = 0;
+    for (const auto* fc : *p->fcs()) end = std::max<uint64_t>(end, uint64_t{fc->first()} + fc->count());
+    if (uint64_t{l.first_instruction()} + l.instruction_count() > end)
+      return fail(ln + ": instructions beyond the program's " + std::to_string(end));
+    if (l.outputs() == nullptr) return true;
+    for (uint32_t k = 0; k < l.outputs()->size(); ++k) {
+      const auto* o = l.outputs()->Get(k);
+      const std::string on = ln + " output " + std::to_string(k) + " '" + o->name()->str() + "'";
+      int64_t size = 0;
+      if (o->region() == 4) {
+        size = static_cast<int64_t>(p->scratch_size());
+      } else if (o->region() == 2 && o->index() < seg->outputs()->size() &&
+                 seg->outputs()->Get(o->index()) < m.tensors()->size()) {
+        size = m.tensors()->Get(seg->outputs()->Get(o->index()))->aligned_byte_size();
+      } else {
+        return fail(on + ": not in the segment's scratch area or outputs");
+      }
+      const int es = data_type_size(static_cast<int>(o->data_type()));
+      if (o->data_type() != fb::DataType::S8 && o->data_type() != fb::DataType::S16 &&
+          o->data_type() != fb::DataType::S32)
+        return fail(on + ": data type is not S8, S16 or S32");
+      if (o->dims() == nullptr || o->strides() == nullptr || o->dims()->size() != 4 || o->strides()->size() != 4)
+        return fail(on + ": needs 4 dims and 4 strides");
+      if (o->offset() > static_cast<uint64_t>(kMaxTensorBytes)) return fail(on + ": offset out of range");
+      int64_t last = static_cast<int64_t>(o->offset());
+      for (uint32_t d = 0; d < 4; ++d) {
+        const int32_t n = o->dims()->Get(d);
+        const int64_t st = o->strides()->Get(d);
+        if (n <= 0 || st < 0 || st > kMaxTensorBytes || (n > 1 && st > kMaxTensorBytes / (n - 1)))
+          return fail(on + ": dims or strides out of range");
+        last += (n - 1) * st;
+      }
+      if (last + es > size)
+        return fail(on + ": ends at byte " + std::to_string(last + es) + " of a " + std::to_string(size) +
+                    "-byte region");
+      const auto* q = o->quant();
+      const uint32_t nsc = q != nullptr && q->scales() != nullptr ? q->scales()->size() : 0;
+      if (q == nullptr || q->type() != fb::QuantType::SCALE ||
+          (nsc != 1 && nsc != static_cast<uint32_t>(o->dims()->Get(3))))
+        return fail(on + ": needs SCALE quantization with 1 or C scales");
+    }
     return true;
   }
 

@@ -18,6 +18,7 @@
 #include "converter/codegen/quant_params.h"
 #include "converter/codegen/quantized_graph.h"
 #include "converter/ops/op_unit.h"
+#include "runtime/core/tensor.h"
 #include "converter/ops/op_util.h"
 
 namespace openbpu::cvt {
@@ -36,6 +37,30 @@ std::string subgraph_name(const std::string& model_name, size_t k) {
   return upper + "_subgraph_" + std::to_string(k);
 }
 
+// The record of op's instructions [first, first + count) and what it computes.
+LayerSpan layer_span(const Graph& g, const Op& op, uint32_t first, uint32_t count) {
+  LayerSpan l;
+  l.node = g.nodes[op.nodes[0]].name;
+  l.op_type = g.nodes[op.nodes[0]].op_type;
+  l.first = first;
+  l.count = count;
+  for (size_t n : op.nodes) l.nodes.push_back(g.nodes[n].name);
+  for (const std::string& o : op.outputs) {
+    if (o.empty()) continue;
+    std::string name = o;
+    for (size_t n : op.nodes) {
+      const auto& outs = g.nodes[n].outputs;
+      const auto it = std::find(outs.begin(), outs.end(), o);
+      if (it == outs.end()) continue;
+      const auto k = it - outs.begin();
+      name = rt::layer_dump_name(g.nodes[n].name, static_cast<size_t>(k));
+    }
+    l.outputs.push_back(o);
+    l.output_names.push_back(name);
+  }
+  return l;
+}
+
 // Emission of one subgraph's ops into ctx (views emit nothing).
 bool emit_ops(LoweringContext& ctx, SubgraphPlan plan, const MemoryPlan& mem, std::vector<LayerSpan>* layers,
               std::string* error) {
@@ -46,8 +71,7 @@ bool emit_ops(LoweringContext& ctx, SubgraphPlan plan, const MemoryPlan& mem, st
       op.scratch_offset = mem.scratch_offset[oi];
       if (!op.unit->emit(ctx, op, error)) return false;
     }
-    layers->push_back({ctx.graph.nodes[op.nodes[0]].name, first,
-                       static_cast<uint32_t>(ctx.pb.program().size()) - first});
+    layers->push_back(layer_span(ctx.graph, op, first, static_cast<uint32_t>(ctx.pb.program().size()) - first));
   }
   if (!ctx.pb.program().empty()) return true;
   // A subgraph made only of views: copy each output so the program has work.

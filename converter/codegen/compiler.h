@@ -56,6 +56,11 @@ struct LayerTrace {
 struct LayerSpan {
   std::string node;  // the op's main node
   uint32_t first = 0, count = 0;
+  std::string op_type;               // the main node's
+  std::vector<std::string> nodes;    // every node fused into the op, the main node first
+  // The op's output values and, per value, the name its per-layer dump takes:
+  // the node computing it ("_<k>" for the node's output k > 0).
+  std::vector<std::string> outputs, output_names;
 };
 
 struct CompiledSubgraph {

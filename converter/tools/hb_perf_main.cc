@@ -73,9 +73,6 @@ int analyse(const openbpu::fb::ModelT& m, const std::vector<uint8_t>& data, cons
   if (!perf.has_layers) {
     log.warn("bpu model don't have per-layer perf info.");
     log.warn("if you need per-layer perf info please enable[compiler_parameters.debug:True] when use makertbin.");
-    if (openbpu::model::get_metadata(m, "DEBUG") == "True")
-      log.warn("this model was built with debug: True, but this version of hb_mapper does not write per-layer "
-               "records yet (docs/hb_perf.md)");
   }
   log.info("perf result of " + name + " written to " + dir + "/" + name + ".html");
   return 0;

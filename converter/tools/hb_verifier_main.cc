@@ -199,10 +199,11 @@ bool report(MapperLog& log, const std::string& left, const std::string& right, c
   return false;
 }
 
-// -r: every layer hrt_model_exec --dump_intermediate=3 wrote (a CPU operator
-// or a BPU subgraph, layer_mapping.txt) against the quantized model's float
-// value of the same ONNX tensor. Integer values (a BPU subgraph's output
-// before its Dequantize) have no float value in the quantized model.
+// -r: every layer hrt_model_exec --dump_intermediate=3 wrote (a CPU operator,
+// a layer inside a BPU subgraph or a whole subgraph, layer_mapping.txt)
+// against the quantized model's float value of the same ONNX tensor. Values
+// inside a BPU subgraph and integer subgraph outputs (before their
+// Dequantize) have no float value in the quantized model.
 bool compare_layers(const std::string& dir, const std::map<std::string, Value>& values, int digits, MapperLog& log,
                     bool* pass) {
   std::ifstream f(dir + "/layer_mapping.txt");
@@ -229,7 +230,7 @@ bool compare_layers(const std::string& dir, const std::map<std::string, Value>& 
     ++compared;
   }
   log.info("per-node comparison: " + std::to_string(compared) + " layer(s) compared, " + std::to_string(skipped) +
-           " without a float value in the quantized model (integer BPU subgraph outputs)");
+           " without a float value in the quantized model (values inside BPU subgraphs, integer subgraph outputs)");
   return true;
 }
 

@@ -222,7 +222,9 @@ bool model_perf(const fb::ModelT& m, const std::vector<uint8_t>& data, ModelPerf
     sp.work.us = sim::cycles_to_us(sp.work.cycles, *march);
     for (const auto& l : m.layers) {
       if (l->segment != s || l->first_instruction + static_cast<uint64_t>(l->instruction_count) > costs.size()) continue;
-      LayerPerf lp{l->name, l->op_type, l->name, l->first_instruction, l->instruction_count, {}};
+      std::string nodes;
+      for (const auto& n : l->nodes) nodes += (nodes.empty() ? "" : ";") + n;
+      LayerPerf lp{l->name, l->op_type, nodes.empty() ? l->name : nodes, l->first_instruction, l->instruction_count, {}};
       for (uint32_t i = lp.first; i < lp.first + lp.count; ++i) add(&lp.work, costs[i]);
       lp.work.us = sim::cycles_to_us(lp.work.cycles, *march);
       sp.layers.push_back(lp);

@@ -129,6 +129,68 @@ std::string hbm_desc(const Graph& g, const BinWriteOptions& opt) {
 
 }  // namespace
 
+namespace {
+
+fb::DataType layer_data_type(isa::DType t) {
+  return t == isa::DType::kInt32 ? fb::DataType::S32 : t == isa::DType::kInt16 ? fb::DataType::S16 : fb::DataType::S8;
+}
+
+// Where layer output `value` of subgraph k is when its instructions are done.
+std::unique_ptr<fb::LayerOutputT> layer_output(const LayerTrace& t, const std::string& name) {
+  auto o = std::make_unique<fb::LayerOutputT>();
+  o->name = name;
+  o->value = t.value;
+  o->region = static_cast<uint8_t>(t.ref.region);
+  o->index = t.ref.index;
+  o->offset = t.ref.offset;
+  o->data_type = layer_data_type(t.ref.dtype);
+  const int es = isa::dtype_size(t.ref.dtype);
+  for (int d = 0; d < 4; ++d) {
+    o->dims.push_back(t.ref.dims[d]);
+    o->strides.push_back(t.ref.strides[d] * es);
+  }
+  o->quant = std::make_unique<fb::QuantT>();
+  o->quant->type = fb::QuantType::SCALE;
+  const bool per_channel = t.q.dtype == isa::DType::kInt32 && !t.q.channel_scales.empty();
+  o->quant->scales = per_channel ? t.q.channel_scales : std::vector<float>{t.q.scale};
+  o->quant->axis = per_channel ? 3 : 0;
+  return o;
+}
+
+// The debug records of every BPU segment's layers (views, which have no
+// instructions, are left out).
+void add_layer_records(const CompiledModel& cm, const isa::MarchInfo& march, fb::ModelT* m) {
+  std::map<std::pair<int, std::string>, const LayerTrace*> trace;
+  for (const LayerTrace& t : cm.traces) trace[{t.subgraph, t.value}] = &t;
+  for (size_t s = 0; s < m->segments.size(); ++s) {
+    if (m->segments[s]->kind.AsBpuProgram() == nullptr) continue;
+    for (size_t k = 0; k < cm.subgraphs.size(); ++k) {
+      const CompiledSubgraph& sg = cm.subgraphs[k];
+      if (sg.name != m->segments[s]->name) continue;
+      for (const LayerSpan& l : sg.layers) {
+        if (l.count == 0) continue;
+        auto r = std::make_unique<fb::LayerDebugT>();
+        r->name = l.node;
+        r->op_type = l.op_type;
+        r->segment = static_cast<uint32_t>(s);
+        r->first_instruction = l.first;
+        r->instruction_count = l.count;
+        for (uint32_t i = l.first; i < l.first + l.count && i < sg.program.size(); ++i)
+          r->est_cycles += sim::estimate_cost(sg.program[i], march).cycles;
+        r->nodes = l.nodes;
+        for (size_t o = 0; o < l.outputs.size(); ++o) {
+          auto t = trace.find({static_cast<int>(k), l.outputs[o]});
+          if (t != trace.end() && t->second->ref.region != isa::Region::kInput)
+            r->outputs.push_back(layer_output(*t->second, l.output_names[o]));
+        }
+        m->layers.push_back(std::move(r));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 bool build_bin(const CompiledModel& cm, const BinWriteOptions& opt, std::vector<uint8_t>* bytes, std::string* error) {
   const Graph g = with_board_outputs(cm.graph);
   model::ModelFileWriter w;
@@ -218,6 +280,8 @@ bool build_bin(const CompiledModel& cm, const BinWriteOptions& opt, std::vector<
     mo->operator_type = 1;
     m->outputs.push_back(std::move(mo));
   }
+  if (const isa::MarchInfo* march = isa::find_march(opt.march); opt.debug && march != nullptr)
+    add_layer_records(cm, *march, m.get());
   for (const auto& [k, v] : opt.metadata) model::set_metadata(m.get(), k, v);
   m->config_yaml = opt.config_yaml;
   m->core_num = static_cast<uint8_t>(opt.core_num);

@@ -30,6 +30,10 @@ struct BinWriteOptions {
   // ({"models": {<name>: {"desc", "march", "inputs", "outputs"}},
   // "builder"}) hbDNNGetHBMDesc returns (docs/ucp.md).
   bool hbm = false;
+  // compiler_parameters.debug: per-layer records (Model.layers: instruction
+  // ranges, fused ONNX nodes, where each layer's outputs are) for hb_perf's
+  // Layer Details and hrt_model_exec --dump_intermediate.
+  bool debug = false;
 };
 
 // Serializes to bytes (for tests) or writes atomically.

@@ -158,31 +158,6 @@ const char* quanti_type_name(int32_t type) { return type == SCALE ? "SCALE" : ty
 // This generation has no image tensor types (images are U8 planes).
 bool is_image_type(int32_t) { return false; }
 
-int element_size(int32_t type) {
-  switch (type) {
-    case HB_DNN_TENSOR_TYPE_S8:
-    case HB_DNN_TENSOR_TYPE_U8:
-    case HB_DNN_TENSOR_TYPE_BOOL8: return 1;
-    case HB_DNN_TENSOR_TYPE_F16:
-    case HB_DNN_TENSOR_TYPE_S16:
-    case HB_DNN_TENSOR_TYPE_U16: return 2;
-    case HB_DNN_TENSOR_TYPE_F32:
-    case HB_DNN_TENSOR_TYPE_S32:
-    case HB_DNN_TENSOR_TYPE_U32: return 4;
-    case HB_DNN_TENSOR_TYPE_F64:
-    case HB_DNN_TENSOR_TYPE_S64:
-    case HB_DNN_TENSOR_TYPE_U64: return 8;
-  }
-  return 0;
-}
-
-bool image_hw(const hbDNNTensorProperties& p, int* h, int* w) {
-  if (p.validShape.numDimensions != 4) return false;
-  *h = p.validShape.dimensionSize[1];
-  *w = p.validShape.dimensionSize[2];
-  return *h > 0 && *w > 0;
-}
-
 bool image_size(const hbDNNTensorProperties& p, ImageKind kind, int* h, int* w) {
   if (kind != ImageKind::kPlaneY && kind != ImageKind::kPlaneUV) return false;
   if (!image_hw(p, h, w)) return false;

@@ -4,9 +4,25 @@
 #ifndef OPENBPU_HRT_TOOLS_HRT_MODEL_EXEC_COMMANDS_H_
 #define OPENBPU_HRT_TOOLS_HRT_MODEL_EXEC_COMMANDS_H_
 
+#include <string>
+#include <vector>
+
+#include "model.h"
 #include "options.h"
 
 namespace openbpu::tools {
+
+// The model infer and perf run: --model_file loaded, --model_name selected
+// and described, --core_id checked, the input options applied and, with
+// --roi_infer, the ROIs of --roi parsed (infer.cc).
+struct RunModel {
+  ModelPack pack;
+  std::string name;
+  hbDNNHandle_t handle = nullptr;
+  ModelDesc desc;
+  std::vector<Roi> rois;
+};
+bool open_run_model(const Options& opt, RunModel* m);
 
 int run_model_info(const Options& opt);
 int run_infer(const Options& opt);

@@ -15,17 +15,18 @@
 
 namespace openbpu::tools {
 
+bool open_run_model(const Options& opt, RunModel* m) {
+  return m->pack.load(split_list(opt.model_file, ',')) && m->pack.select(opt.model_name, &m->name, &m->handle) &&
+         describe_model(m->handle, m->name, &m->desc) && check_core_id(m->desc, opt.core_id) &&
+         apply_input_options(opt, &m->desc) && (!opt.roi_infer || parse_rois(opt.roi, m->desc, &m->rois));
+}
+
 int run_infer(const Options& opt) {
-  ModelPack pack;
-  if (!pack.load(split_list(opt.model_file, ','))) return 1;
-  std::string name;
-  hbDNNHandle_t handle = nullptr;
-  ModelDesc desc;
-  if (!pack.select(opt.model_name, &name, &handle) || !describe_model(handle, name, &desc) ||
-      !check_core_id(desc, opt.core_id) || !apply_input_options(opt, &desc))
-    return 1;
-  std::vector<Roi> rois;
-  if (opt.roi_infer && !parse_rois(opt.roi, desc, &rois)) return 1;
+  RunModel run;
+  if (!open_run_model(opt, &run)) return 1;
+  const hbDNNHandle_t handle = run.handle;
+  const ModelDesc& desc = run.desc;
+  const std::vector<Roi>& rois = run.rois;
   std::vector<InputData> inputs;
   if (!load_inputs(desc, split_list(opt.input_file, ','), opt.roi_infer, &inputs)) return 1;
 

@@ -12,6 +12,42 @@
 
 namespace openbpu::tools {
 
+int element_size(int32_t type) {
+  switch (type) {
+#ifdef OPENBPU_HRT_UCP
+    case HB_DNN_TENSOR_TYPE_BOOL8:
+#else
+    case HB_DNN_IMG_TYPE_Y:
+    case HB_DNN_IMG_TYPE_NV12:
+    case HB_DNN_IMG_TYPE_NV12_SEPARATE:
+    case HB_DNN_IMG_TYPE_YUV444:
+    case HB_DNN_IMG_TYPE_RGB:
+    case HB_DNN_IMG_TYPE_BGR:
+#endif
+    case HB_DNN_TENSOR_TYPE_S8:
+    case HB_DNN_TENSOR_TYPE_U8: return 1;
+    case HB_DNN_TENSOR_TYPE_F16:
+    case HB_DNN_TENSOR_TYPE_S16:
+    case HB_DNN_TENSOR_TYPE_U16: return 2;
+    case HB_DNN_TENSOR_TYPE_F32:
+    case HB_DNN_TENSOR_TYPE_S32:
+    case HB_DNN_TENSOR_TYPE_U32: return 4;
+    case HB_DNN_TENSOR_TYPE_F64:
+    case HB_DNN_TENSOR_TYPE_S64:
+    case HB_DNN_TENSOR_TYPE_U64: return 8;
+  }
+  return 0;
+}
+
+bool image_hw(const hbDNNTensorProperties& p, int* h, int* w) {
+  const hbDNNTensorShape& s = p.validShape;
+  if (s.numDimensions != 4) return false;
+  const bool nhwc = image_nhwc(p);
+  *h = s.dimensionSize[nhwc ? 1 : 2];
+  *w = s.dimensionSize[nhwc ? 2 : 3];
+  return *h > 0 && *w > 0;
+}
+
 ModelPack::~ModelPack() {
   if (pack_ != nullptr) {
     const int32_t rc = hbDNNRelease(pack_);

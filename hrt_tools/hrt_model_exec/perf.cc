@@ -100,16 +100,10 @@ class ProfilerSession {
 }  // namespace
 
 int run_perf(const Options& opt) {
-  ModelPack pack;
-  if (!pack.load(split_list(opt.model_file, ','))) return 1;
-  std::string name;
-  hbDNNHandle_t handle = nullptr;
-  ModelDesc desc;
-  if (!pack.select(opt.model_name, &name, &handle) || !describe_model(handle, name, &desc) ||
-      !check_core_id(desc, opt.core_id) || !apply_input_options(opt, &desc))
-    return 1;
-  std::vector<Roi> rois;
-  if (opt.roi_infer && !parse_rois(opt.roi, desc, &rois)) return 1;
+  RunModel run;
+  if (!open_run_model(opt, &run)) return 1;
+  const ModelDesc& desc = run.desc;
+  const std::vector<Roi>& rois = run.rois;
 
   std::vector<InputData> inputs;
   const std::vector<std::string> files = split_list(opt.input_file, ',');

@@ -65,10 +65,11 @@ int32_t obpuGetModelCoreNum(int32_t *coreNum, void *dnnHandle);
  * obpuInferWithLayerOutputs runs one inference of a model, as hbDNNInfer
  * followed by hbDNNWaitTaskDone with default control parameters, and calls
  * `callback` for every output of every segment in execution order: each
- * CPU operator's output tensors and each BPU subgraph's output tensors.
- * (Layers inside a BPU subgraph are not reported: that needs per-layer
- * records in the model file, which this version of hb_mapper does not
- * write.) BPU subgraphs then run on the CPU with the simulator's kernels,
+ * CPU operator's output tensors and each BPU subgraph's output tensors,
+ * preceded, when the model was built with compiler_parameters.debug: True,
+ * by the outputs of every layer inside the subgraph (an instruction group:
+ * an ONNX node and the nodes fused into it), as int8/int16/int32 NHWC views
+ * with their scales. BPU subgraphs then run on the CPU with the simulator's kernels,
  * which are bit-exact with the BPU, so every value is the one the BPU
  * computes; the run takes longer than a normal inference.
  *
@@ -78,14 +79,15 @@ int32_t obpuGetModelCoreNum(int32_t *coreNum, void *dnnHandle);
  * inference (HB_DNN_INVALID_ARGUMENT, HB_DNN_INVALID_HANDLE, ...). */
 typedef struct {
   /* File-safe name: the segment (CPU operator: its ONNX node; BPU: the
-   * subgraph), "_<k>" appended for output k > 0. */
+   * subgraph) or the layer inside a BPU subgraph (the ONNX node computing
+   * the value), "_<k>" appended for output k > 0. */
   char const *name;
-  char const *opType;     /* CPU operator type ("" for a BPU subgraph) */
-  char const *nodes;      /* the segment's name as in the model file */
+  char const *opType;     /* operator type of the CPU operator or of the layer's main node ("" for a BPU subgraph) */
+  char const *nodes;      /* the segment's name as in the model file; for a layer its ONNX nodes, ';'-separated */
   char const *tensorName; /* the ONNX value */
   int32_t onBpu;          /* 1: BPU subgraph, 0: CPU operator */
   int32_t segmentIndex;   /* which segment (BPU subgraph or CPU operator) */
-  int32_t firstInstruction, instructionCount; /* reserved for per-layer records: 0 */
+  int32_t firstInstruction, instructionCount; /* a layer's instructions in its subgraph; 0 otherwise */
   /* Type, layout, shapes, byte strides and quantization of the tensor, as
    * hbDNNGetOutputTensorProperties describes a model output. */
   hbDNNTensorProperties properties;

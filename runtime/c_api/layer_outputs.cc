@@ -16,14 +16,6 @@ using namespace openbpu::rt::capi;  // NOLINT
 
 namespace {
 
-// Characters a file name cannot hold become '_' (hb_mapper infer names its
-// per-node files with the same rule).
-std::string file_safe(std::string s) {
-  for (char& c : s)
-    if (c == '/' || c == '\\' || c == ':' || static_cast<unsigned char>(c) < 0x20) c = '_';
-  return s;
-}
-
 class CallbackObserver final : public LayerObserver {
  public:
   CallbackObserver(obpuLayerOutputCallback cb, void* user) : cb_(cb), user_(user) {}
@@ -35,7 +27,7 @@ class CallbackObserver final : public LayerObserver {
       const uint32_t t = seg.outputs[k];
       if (t == openbpu::model::kAbsentInput) continue;
       obpuLayerOutput o{};
-      const std::string name = file_safe(seg.name + (k ? "_" + std::to_string(k) : ""));
+      const std::string name = layer_dump_name(seg.name, k);
       o.name = name.c_str();
       o.opType = op.c_str();
       o.nodes = seg.name.c_str();
@@ -46,6 +38,27 @@ class CallbackObserver final : public LayerObserver {
       o.data = ptr[t];
       if (cb_(&o, user_) != 0) return false;
     }
+    return true;
+  }
+
+  bool layer_done(const Model& m, size_t si, const LayerRecord& l, const std::vector<const uint8_t*>& at) override {
+    for (size_t k = 0; k < l.outputs.size(); ++k) {
+      const LayerOutputDesc& d = l.outputs[k];
+      obpuLayerOutput o{};
+      const std::string name = layer_dump_name(d.name, 0);
+      o.name = name.c_str();
+      o.opType = l.op_type.c_str();
+      o.nodes = l.nodes.c_str();
+      o.tensorName = d.value.c_str();
+      o.onBpu = 1;
+      o.segmentIndex = static_cast<int32_t>(si);
+      o.firstInstruction = static_cast<int32_t>(l.first);
+      o.instructionCount = static_cast<int32_t>(l.count);
+      fill_properties(d.desc, &o.properties);
+      o.data = at[k];
+      if (cb_(&o, user_) != 0) return false;
+    }
+    (void)m;
     return true;
   }
 

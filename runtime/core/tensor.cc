@@ -47,6 +47,13 @@ int64_t TensorDesc::valid_elements() const {
   return n;
 }
 
+std::string layer_dump_name(const std::string& node, size_t output) {
+  std::string s = node + (output > 0 ? "_" + std::to_string(output) : "");
+  for (char& c : s)
+    if (c == '/' || c == '\\' || c == ':' || static_cast<unsigned char>(c) < 0x20) c = '_';
+  return s;
+}
+
 std::vector<int64_t> dense_strides(const std::vector<int32_t>& shape, int esize) {
   std::vector<int64_t> s(shape.size());
   int64_t acc = esize;

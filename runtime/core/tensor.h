@@ -56,6 +56,11 @@ struct TensorDesc {
 // Dense strides (bytes) of a shape.
 std::vector<int64_t> dense_strides(const std::vector<int32_t>& shape, int esize);
 
+// The name output k of an ONNX node takes in per-layer dumps
+// (hrt_model_exec --dump_intermediate, hb_mapper infer): the node's name,
+// "_<k>" appended for k > 0, with '/', '\', ':' and control characters as '_'.
+std::string layer_dump_name(const std::string& node, size_t output);
+
 struct LogicalView {
   std::vector<int64_t> dims;     // logical (ONNX) order, valid region
   std::vector<int64_t> strides;  // bytes per logical dim

@@ -212,7 +212,10 @@ class Engine {
       return post_cpu(t, [this, t, si] {
         Run& r = t->runs[t->current];
         Segment& s = r.model->segments[si];
-        const Status st = s.bpu ? run_bpu_on_host(*r.model, si, r.ptr, r.arena.vir + s.scratch_offset)
+        const auto on_layer = [&](const LayerRecord& l, const std::vector<const uint8_t*>& out) {
+          return t->ctrl.observer->layer_done(*r.model, si, l, out);
+        };
+        const Status st = s.bpu ? run_bpu_on_host(*r.model, si, r.ptr, r.arena.vir + s.scratch_offset, on_layer)
                                 : run_cpu_segment(r, s, &t->cpu_ns);
         if (!st.ok()) return finish(t, kRunTaskFailed, st.message());
         if (t->ctrl.observer && !t->ctrl.observer->segment_done(*r.model, si, r.ptr))

@@ -55,6 +55,10 @@ class LayerObserver {
   // A segment finished: its output tensors are at ptr[tensor]. False stops
   // the task.
   virtual bool segment_done(const Model& model, size_t segment, const std::vector<uint8_t*>& ptr) = 0;
+  // A layer inside a BPU segment finished (models with debug records):
+  // output k of the layer is at out[k]. False stops the task.
+  virtual bool layer_done(const Model& model, size_t segment, const LayerRecord& layer,
+                          const std::vector<const uint8_t*>& out) = 0;
 };
 
 struct CtrlParam {

@@ -8,7 +8,8 @@
 
 namespace openbpu::rt {
 
-Status run_bpu_on_host(const Model& m, size_t si, const std::vector<uint8_t*>& ptr, uint8_t* scratch) {
+Status run_bpu_on_host(const Model& m, size_t si, const std::vector<uint8_t*>& ptr, uint8_t* scratch,
+                       const LayerDone& on_layer) {
   const Segment& seg = m.segments[si];
   std::vector<isa::Instruction> program;
   std::string why;
@@ -24,7 +25,17 @@ Status run_bpu_on_host(const Model& m, size_t si, const std::vector<uint8_t*>& p
   mem.constants = {const_cast<uint8_t*>(seg.constants), seg.constants_size};
   mem.scratch = {scratch, seg.scratch_size};
   const sim::KernelTable& kernels = sim::best_kernels();
-  for (const isa::Instruction& ins : program) sim::execute(ins, mem, kernels);
+  size_t next = 0;  // seg.layers are ordered by their last instruction
+  for (size_t i = 0; i < program.size(); ++i) {
+    sim::execute(program[i], mem, kernels);
+    for (; on_layer && next < seg.layers.size() && seg.layers[next].first + seg.layers[next].count <= i + 1; ++next) {
+      const LayerRecord& l = seg.layers[next];
+      std::vector<const uint8_t*> at;
+      for (const LayerOutputDesc& o : l.outputs)
+        at.push_back((o.in_scratch ? scratch : ptr[seg.outputs[o.index]]) + o.offset);
+      if (!on_layer(l, at)) return error(kRunTaskFailed, "the layer output callback stopped the run");
+    }
+  }
   return Status::Ok();
 }
 

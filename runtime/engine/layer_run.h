@@ -6,6 +6,7 @@
 #define OPENBPU_RUNTIME_ENGINE_LAYER_RUN_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "runtime/core/status.h"
@@ -13,9 +14,14 @@
 
 namespace openbpu::rt {
 
+// Called after the last instruction of each debug-recorded layer with the
+// address of each of its outputs; false stops the run.
+using LayerDone = std::function<bool(const LayerRecord& layer, const std::vector<const uint8_t*>& outputs)>;
+
 // ptr: the run's bound address per model tensor; scratch: the segment's
-// scratch area in the task arena.
-Status run_bpu_on_host(const Model& model, size_t segment, const std::vector<uint8_t*>& ptr, uint8_t* scratch);
+// scratch area in the task arena; on_layer may be empty.
+Status run_bpu_on_host(const Model& model, size_t segment, const std::vector<uint8_t*>& ptr, uint8_t* scratch,
+                       const LayerDone& on_layer = {});
 
 }  // namespace openbpu::rt
 

@@ -51,6 +51,54 @@ TensorDesc make_tensor(const fb::Tensor& t) {
   return d;
 }
 
+// A debug record's output (schema/verify.cc checked its region and extent).
+LayerOutputDesc make_layer_output(const fb::LayerOutput& o) {
+  LayerOutputDesc l;
+  l.name = o.name()->str();
+  l.value = o.value() ? o.value()->str() : "";
+  l.in_scratch = o.region() == 4;
+  l.index = o.index();
+  l.offset = o.offset();
+  TensorDesc& d = l.desc;
+  d.name = l.value;
+  d.data_type = static_cast<int32_t>(o.data_type());
+  d.layout = kNHWC;
+  const int es = model::data_type_size(d.data_type);
+  int64_t last = 0;
+  for (uint32_t k = 0; k < o.dims()->size(); ++k) {
+    d.valid.push_back(o.dims()->Get(k));
+    d.strides.push_back(o.strides()->Get(k));
+    last += (int64_t{o.dims()->Get(k)} - 1) * o.strides()->Get(k);
+  }
+  d.aligned = d.valid;
+  d.aligned_byte_size = last + es;
+  d.quant.type = static_cast<int32_t>(o.quant()->type());
+  d.quant.axis = o.quant()->axis();
+  d.quant.scales.assign(o.quant()->scales()->begin(), o.quant()->scales()->end());
+  return l;
+}
+
+void add_layer_records(const fb::Model& fm, Model* m) {
+  if (fm.layers() == nullptr) return;
+  for (const auto* r : *fm.layers()) {
+    LayerRecord l;
+    l.name = r->name()->str();
+    l.op_type = r->op_type() ? r->op_type()->str() : "";
+    if (r->nodes())
+      for (const auto* n : *r->nodes()) l.nodes += (l.nodes.empty() ? "" : ";") + n->str();
+    if (l.nodes.empty()) l.nodes = l.name;
+    l.first = r->first_instruction();
+    l.count = r->instruction_count();
+    if (r->outputs())
+      for (const auto* o : *r->outputs()) l.outputs.push_back(make_layer_output(*o));
+    m->segments[r->segment()].layers.push_back(std::move(l));
+  }
+  for (Segment& s : m->segments)
+    std::stable_sort(s.layers.begin(), s.layers.end(), [](const LayerRecord& a, const LayerRecord& b) {
+      return a.first + a.count < b.first + b.count;
+    });
+}
+
 CpuOpDef make_cpu_op(const std::string& name, const fb::CpuOp& op, const uint8_t* data_section) {
   CpuOpDef def;
   def.name = name;
@@ -314,6 +362,7 @@ Status build_model(const fb::Model& fm, const uint8_t* data_section, uint64_t da
     m->segments.push_back(std::move(seg));
   }
   (void)data_size;
+  add_layer_records(fm, m.get());
   if (m->estimated_latency_us == 0) {
     // Files without the writer's estimate: the same timing model
     // (bpu_sim/timing.h, estimate_model_us) from the segments.

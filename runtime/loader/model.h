@@ -33,6 +33,24 @@ struct OutputInfo {
   std::string desc;
 };
 
+// One output of a BPU layer's debug record (schema LayerOutput): an NHWC
+// view of the segment's scratch area or of one of its outputs, valid right
+// after the layer's instructions ran.
+struct LayerOutputDesc {
+  std::string name, value;  // the computing ONNX node ("_<k>" for output k > 0), the ONNX value
+  bool in_scratch = true;   // else the segment's output `index`
+  uint32_t index = 0;
+  uint64_t offset = 0;
+  TensorDesc desc;          // valid = N,H,W,C, byte strides, SCALE quantization
+};
+
+// A layer of a BPU segment (debug builds, schema LayerDebug).
+struct LayerRecord {
+  std::string name, op_type, nodes;  // nodes: the fused ONNX nodes, ';'-separated
+  uint32_t first = 0, count = 0;     // instruction range
+  std::vector<LayerOutputDesc> outputs;
+};
+
 struct Segment {
   std::string name;          // as in the file, e.g. "MOBILENET_subgraph_0"
   std::string profile_name;  // as in profiler.log: "BPU_<name>" or "<Op>_<name>"
@@ -52,6 +70,7 @@ struct Segment {
   // The encoded program in the file (host runs for per-layer outputs decode it).
   const uint8_t* code = nullptr;
   uint64_t code_size = 0;
+  std::vector<LayerRecord> layers;  // debug records, by instruction range
 };
 
 // Per-task working memory (intermediate tensors, scratch, staging copies of

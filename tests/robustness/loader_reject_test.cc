@@ -877,6 +877,66 @@ TEST(LoaderReject, BpuProgramFields) {
   });
 }
 
+// Debug records (Model.layers, compiler_parameters.debug): a record names a
+// BPU segment, instructions of its program and outputs inside the segment's
+// scratch area or output tensors (schema/verify.cc); otherwise libdnn's
+// per-layer reports (obpuInferWithLayerOutputs) would read outside them.
+TEST(LoaderReject, LayerRecordFields) {
+  const int32_t bad = HB_DNN_INVALID_MODEL;
+  const auto record = [](Edit& e) -> fb::LayerOutputT& {
+    auto l = std::make_unique<fb::LayerDebugT>();
+    l->name = "conv1";
+    l->segment = 1;
+    l->instruction_count = 1;
+    auto o = std::make_unique<fb::LayerOutputT>();
+    o->name = "conv1";
+    o->region = 4;
+    o->data_type = fb::DataType::S8;
+    o->dims = {1, 2, 2, 3};
+    o->strides = {12, 6, 3, 1};
+    o->quant = std::make_unique<fb::QuantT>();
+    o->quant->type = fb::QuantType::SCALE;
+    o->quant->scales = {0.5f};
+    l->outputs.push_back(std::move(o));
+    e.model().layers.push_back(std::move(l));
+    return *e.model().layers.back()->outputs.back();
+  };
+  {
+    Edit e(tiny());
+    record(e);
+    EXPECT_TRUE(Loads(e.finish()));
+  }
+  const auto layer = [](Edit& e) -> fb::LayerDebugT& { return *e.model().layers.back(); };
+  run_cases(tiny(), {
+      {"CPU segment", [&](Edit& e) { record(e), layer(e).segment = 0; }, bad, "segment 0 is not a BPU program"},
+      {"segment 99", [&](Edit& e) { record(e), layer(e).segment = 99; }, bad, "segment index out of range"},
+      {"instructions past the end",
+       [&](Edit& e) { record(e), layer(e).first_instruction = 2, layer(e).instruction_count = 2; }, bad,
+       "instructions beyond the program's 3"},
+      {"instruction count 2^32-1",
+       [&](Edit& e) { record(e), layer(e).first_instruction = 2, layer(e).instruction_count = 0xFFFFFFFFu; }, bad,
+       "instructions beyond the program's 3"},
+      {"past the scratch area", [&](Edit& e) { record(e).offset = e.bpu().scratch_size; }, bad, "-byte region"},
+      {"offset 2^63", [&](Edit& e) { record(e).offset = 1ull << 63; }, bad, "offset out of range"},
+      {"stride 2^40", [&](Edit& e) { record(e).strides = {1ll << 40, 6, 3, 1}; }, bad, "dims or strides out of range"},
+      {"stride times dim overflows",
+       [&](Edit& e) {
+         auto& o = record(e);
+         o.dims = {0x7FFFFFFF, 1, 1, 1}, o.strides = {1ll << 33, 0, 0, 0};
+       },
+       bad, "dims or strides out of range"},
+      {"dim 0", [&](Edit& e) { record(e).dims = {0, 2, 2, 3}; }, bad, "dims or strides out of range"},
+      {"output index 5", [&](Edit& e) { auto& o = record(e); o.region = 2, o.index = 5; }, bad,
+       "not in the segment's scratch area or outputs"},
+      {"constant region", [&](Edit& e) { record(e).region = 3; }, bad, "not in the segment's scratch area or outputs"},
+      {"float data", [&](Edit& e) { record(e).data_type = fb::DataType::F32; }, bad, "data type is not S8, S16 or S32"},
+      {"3 dims", [&](Edit& e) { record(e).dims = {1, 2, 2}; }, bad, "needs 4 dims and 4 strides"},
+      {"no scale", [&](Edit& e) { record(e).quant->scales.clear(); }, bad, "needs SCALE quantization"},
+      {"2 scales for 3 channels", [&](Edit& e) { record(e).quant->scales = {1, 2}; }, bad, "needs SCALE quantization"},
+      {"no quantization", [&](Edit& e) { record(e).quant.reset(); }, bad, "needs SCALE quantization"},
+  });
+}
+
 // ISA version 2 is a program for a newer BPU instruction set: a newer
 // toolchain's model, i.e. HB_DNN_INCOMPATIBLE_MODEL by hb_dnn.h
 // (schema/verify.cc; ISA version 0 is a damaged file, BpuProgramFields).

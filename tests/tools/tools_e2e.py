@@ -20,8 +20,10 @@ Cases (each a ctest test):
              the PP-OCR padding, val_txt order, errors.
   perf       hb_perf on resnet18: per-subgraph MACs and latency against the
              makertbin log, MACs against a count from the ONNX model's
-             shapes, the HTML/JSON/PNG/SVG outputs, the per-layer warning;
-             -m on a packed file.
+             shapes, the HTML/JSON/PNG/SVG outputs, the Layer Details of a
+             debug build (layers' MACs add up to the subgraph's, nodes of the
+             optimized float model); -m on a packed file. (The warning of a
+             model without records: timing, built with debug: False.)
   modifier   hb_model_modifier on resnet18: the candidates, removing the
              output Reshape and Dequantize, the model's new int32/int8 output
              through libdnn (hrt_model_exec, quanti type SCALE) dequantized
@@ -32,9 +34,12 @@ Cases (each a ctest test):
              random data), against the .bin of another conversion (FAILED,
              exit status 1, mismatch counts), refusals.
   layer_dump hrt_model_exec infer --dump_intermediate on the PP-OCR
-             classifier: every dumped layer whose ONNX tensor the float model
-             has against ONNX Runtime's value (cosine), the last layer against
-             the .bin's output bit for bit, vec_diff over the folder.
+             classifier: CPU operators and whole subgraphs against ONNX
+             Runtime on the source model, every layer inside the BPU subgraph
+             against ONNX Runtime on the optimized float model (cosine), the
+             last layer against the .bin's output bit for bit; hb_mapper infer
+             on the calibrated model writes the same names: vec_diff pairs
+             every layer and its figures equal numpy's.
 
 usage: tools_e2e.py CASE --work DIR --bin BUILD_BIN_DIR --e2e CONVERTER_E2E_DIR
 Run with Debian's /usr/bin/python3 (numpy, onnx, yaml).
@@ -179,7 +184,7 @@ def timing(args):
                 "  input_layout_train: 'NCHW'\n  norm_type: 'data_mean_and_scale'\n"
                 "  mean_value: '103.94 116.78 123.68'\n  scale_value: '0.017'\n"
                 "calibration_parameters:\n  calibration_type: 'skip'\n"
-                "compiler_parameters:\n  optimize_level: 'O3'\n" % (model, os.path.join(work, "model_output")))
+                "compiler_parameters:\n  optimize_level: 'O3'\n  debug: False\n" % (model, os.path.join(work, "model_output")))
     r = run([os.path.join(args.bin, "hb_mapper"), "makertbin", "-c", yaml_path, "--model-type", "onnx"], cwd=work)
     lat = [float(m.group(1)) for m in re.finditer(r"_subgraph_\d+: FPS=[\d.]+, latency = ([\d.]+) us", r.stdout)]
     check(len(lat) == 1, "MobileNetV1 should compile to one BPU subgraph, the log shows %d" % len(lat))
@@ -190,8 +195,12 @@ def timing(args):
     bpu = lat[0] / 1000.0 if lat else 0.0
     # hb_perf reports the same model (when built: it needs Graphviz).
     if os.path.exists(os.path.join(args.bin, "hb_perf")):
-        run([os.path.join(args.bin, "hb_perf"), binf], cwd=work)
+        r = run([os.path.join(args.bin, "hb_perf"), binf], cwd=work)
         sm = list(hb_perf_json(work, "mobilenetv1_224x224_nv12").values())
+        # Built with debug: False: no layer records, the vendor's warning.
+        check("bpu model don't have per-layer perf info." in r.stdout and "compiler_parameters.debug:True" in r.stdout,
+              "no per-layer warning for a model built with debug: False")
+        check(all("layer details" not in s_ for s_ in sm), "layer details without debug records")
         check(len(sm) == 1 and abs(sm[0]["latency (ms)"] - bpu) < 1e-3, "hb_perf's subgraph latency differs from the log's")
         page = open(os.path.join(work, "hb_perf_result", "mobilenetv1_224x224_nv12", "mobilenetv1_224x224_nv12.html")).read()
         m = re.search(r"with the CPU operators \(ms\)</th><td>([\d.]+)<", page)
@@ -231,6 +240,28 @@ def hb_perf_json(work, name):
     return {f[:-5]: json.load(open(os.path.join(d, f)))["summary"] for f in os.listdir(d) if f.endswith(".json")}
 
 
+def check_layer_details(name, sm, float_nodes):
+    """Layer Details of a subgraph built with debug: True: the layers' MACs
+    add up to the subgraph's (every MAC instruction belongs to a layer), their
+    instruction ranges do not overlap, each names nodes of the optimized float
+    model (the graph the compiler placed)."""
+    layers = sm.get("layer details", [])
+    if not check(len(layers) > 0, name + ": no layer details in a model built with debug: True"):
+        return
+    macs = sum(l["MACs"] for l in layers)
+    print("%s: %d layers, %d MACs (subgraph %d)" % (name, len(layers), macs, sm["MACs per frame"]))
+    check(macs == sm["MACs per frame"], "%s: layers' MACs %d, subgraph %d" % (name, macs, sm["MACs per frame"]))
+    spans = sorted((l["first instruction"], l["instruction count"]) for l in layers)
+    check(all(a[0] + a[1] <= b[0] for a, b in zip(spans, spans[1:])), name + ": overlapping layer instruction ranges")
+    check(sum(l["latency (us)"] for l in layers) <= sm["latency (ms)"] * 1000 + 1e-6,
+          name + ": layers take longer than their subgraph")
+    # (A converter node such as HzPreprocess is written back to the float
+    # model as standard operators named "<node>_<op>".)
+    unknown = [n for l in layers for n in l["ONNX nodes"].split(";")
+               if n not in float_nodes and not any(f.startswith(n + "_") for f in float_nodes)]
+    check(not unknown, "%s: layer nodes not in the optimized float model: %s" % (name, unknown[:5]))
+
+
 def perf(args):
     import yaml
     work = args.work
@@ -244,12 +275,15 @@ def perf(args):
     check(open(os.path.join(d, case + ".png"), "rb").read(8) == b"\x89PNG\r\n\x1a\n", "the picture is not a PNG")
     svg = open(os.path.join(d, case + ".svg")).read()
     check("darkcyan" in svg and "grey" in svg, "the SVG lacks the BPU (darkcyan) or CPU (grey) colours")
-    check("bpu model don't have per-layer perf info." in r.stdout, "no per-layer warning for a model without records")
+    check("per-layer perf info" not in r.stdout, "per-layer warning for a model built with debug: True")
     # Per subgraph against the makertbin log of the same conversion.
     log = open(os.path.join(e2e, "hb_mapper_makertbin.log")).read()
     logged = {m.group(1): (float(m.group(2)), int(m.group(3))) for m in
               re.finditer(r"(\S+_subgraph_\d+): FPS=[\d.]+, latency = ([\d.]+) us, MACs = (\d+)", log)}
     summaries = hb_perf_json(work, case)
+    import onnx
+    float_nodes = {n.name for n in onnx.load(
+        os.path.join(e2e, "model_output", case + "_optimized_float_model.onnx")).graph.node}
     check(set(summaries) == set(logged), "subgraphs: hb_perf %s, makertbin log %s" % (sorted(summaries), sorted(logged)))
     total = 0
     for name, sm in summaries.items():
@@ -260,6 +294,7 @@ def perf(args):
               % (name, sm["latency (ms)"] * 1000, us))
         check(sm["loaded bytes per frame"] > 0 and sm["stored bytes per frame"] > 0, name + ": no DDR traffic")
         total += sm["MACs per frame"]
+        check_layer_details(name, sm, float_nodes)
     src = yaml.safe_load(open(os.path.join(e2e, "config.yaml")))["model_parameters"]["onnx_model"]
     ref = onnx_macs(src)
     print("resnet18: hb_perf %d MACs, ONNX Conv/Gemm %d MACs (%+.2f%%)" % (total, ref, 100.0 * (total - ref) / ref))
@@ -359,13 +394,17 @@ def verifier(args):
     r = run([tool, "-m", quanti + "," + binf], cwd=work)
     check("Strict check PASSED" in r.stdout, "random input: no PASSED line")
     # -r: every dumped layer that has a float value in the quantized model (here
-    # the CPU operators; the BPU subgraph's output is integer), then the output.
+    # the CPU operators and the last layer inside the BPU subgraph, whose value
+    # its Dequantize makes float under the same name; the values inside the
+    # subgraph and its integer output are not in the quantized model), then
+    # the output.
     r = run([tool, "-m", quanti + "," + binf, "-i", png, "-r"], cwd=work)
     nodes = re.findall(r"compare source: Quanti.onnx VS Sim, node '([^']+)'", r.stdout)
     rows = [l.rstrip("\n").split("\t") for l in
             open(os.path.join(work, "verifier_output", "sim", "intermediate", "layer_mapping.txt"))][1:]
-    check(nodes == [l[8] for l in rows if l[2] == "CPU"] and len(nodes) >= 3,
-          "-r compared %s, expected the CPU layers of layer_mapping.txt" % nodes)
+    cpu_tensors = {l[9] for l in rows if l[2] == "CPU"}
+    check(nodes == [l[8] for l in rows if l[2] == "CPU" or l[9] in cpu_tensors] and len(nodes) >= 4,
+          "-r compared %s, expected the layers of layer_mapping.txt with a float value" % nodes)
     check(r.stdout.count("Strict check PASSED") == len(nodes) + 1, "-r: not every layer and output PASSED")
     r = run([os.path.join(args.bin, "hb_model_verifier"), "-q", quanti, "-b", binf, "-i", png], cwd=work)
     check("Strict check PASSED" in r.stdout, "hb_model_verifier: no PASSED line")
@@ -562,7 +601,7 @@ def eval_preprocess(args):
     check("is not a folder" in r.stdout, "missing image folder: no clear error")
 
 
-def float_values(model_path, tensors, input_file, input_name, dims, out_dir):
+def float_values(model_path, tensors, input_file, input_name, dims, out_dir, dtype="float32"):
     """ONNX Runtime's values of the given tensors of a float model (each made
     a graph output)."""
     import onnx
@@ -575,7 +614,7 @@ def float_values(model_path, tensors, input_file, input_name, dims, out_dir):
     path = os.path.join(out_dir, "float_with_outputs.onnx")
     onnx.save(m, path)
     run(["node", os.path.join(SRC, "tests", "common", "ort_run.js"), path, out_dir,
-         "%s=%s:float32:%s" % (input_name, input_file, "x".join(map(str, dims)))])
+         "%s=%s:%s:%s" % (input_name, input_file, dtype, "x".join(map(str, dims)))])
     return {t: np.fromfile(os.path.join(out_dir, re.sub(r"[/\\:]", "_", t) + ".bin"), np.float32) for t in tensors}
 
 
@@ -608,7 +647,10 @@ def layer_dump(args):
     src_path = yaml.safe_load(open(os.path.join(e2e, "config.yaml")))["model_parameters"]["onnx_model"]
     src = onnx.load(src_path)
     values = {o for n in src.graph.node for o in n.output}
-    wanted = [l for l in layers if l[header.index("tensor")] in values]
+    # (CPU operators and whole subgraphs: the values inside a subgraph are
+    # those of the optimized graph, where e.g. a Conv's output already holds
+    # its folded BatchNorm; they are checked below.)
+    wanted = [l for l in layers if l[header.index("tensor")] in values and l[header.index("instruction_count")] == "0"]
     check(len(wanted) >= 2, "fewer than 2 dumped layers map to float model tensors")
     inp = src.graph.input[0]
     cfg = yaml.safe_load(open(os.path.join(e2e, "config.yaml")))
@@ -632,6 +674,54 @@ def layer_dump(args):
     run([os.path.join(args.bin, "vec_diff"), float_dir, inter, "-o", csv], cwd=work)
     _, rows = read_csv(csv)
     check(len(rows) == len(wanted), "vec_diff compared %d pairs, %d expected" % (len(rows), len(wanted)))
+    # Layers inside the BPU subgraph (debug records): instruction ranges.
+    inside = [l for l in layers if l[header.index("on")] == "BPU" and int(l[header.index("instruction_count")]) > 0]
+    check(len(inside) >= 3, "only %d layers inside the BPU subgraph dumped" % len(inside))
+    # ... each against ONNX Runtime's value of the same tensor in the
+    # optimized float model (the graph the compiler placed; int8 input: the
+    # YUV444 of the same NV12 minus 128).
+    optimized = os.path.join(e2e, "model_output", case + "_optimized_float_model.onnx")
+    i8_input = open(os.path.join(e2e, "i8.txt")).readline().split()[0]
+    opt_in = onnx.load(optimized).graph.input[0]
+    opt_dims = [d.dim_value for d in opt_in.type.tensor_type.shape.dim]
+    ref = float_values(optimized, [l[header.index("tensor")] for l in inside], i8_input, opt_in.name, opt_dims,
+                       os.path.join(work, "ort_optimized"), "int8")
+    worst = 1.0
+    for l in inside:
+        a = ref[l[header.index("tensor")]]
+        got = np.fromfile(os.path.join(inter, l[0]), np.float32)
+        if not check(a.size == got.size, "%s: %d values, ONNX Runtime %d" % (l[0], got.size, a.size)):
+            continue
+        cos = float(np.dot(a, got) / (np.linalg.norm(a) * np.linalg.norm(got) + 1e-30))
+        worst = min(worst, cos)
+        check(cos > 0.95, "%s: cosine %.4f with the optimized float model's %s" % (l[0], cos, l[header.index("tensor")]))
+    print("%d layers inside the BPU subgraph against ONNX Runtime: lowest cosine %.5f" % (len(inside), worst))
+    # hb_mapper infer on the calibrated model writes its per-node outputs under
+    # the same names: vec_diff pairs every layer inside the subgraph, with the
+    # figures numpy computes from the two files.
+    calibrated = os.path.join(e2e, "model_output", case + "_calibrated_model.onnx")
+    cal_dir = os.path.join(work, "infer_calibrated")
+    run([os.path.join(args.bin, "hb_mapper"), "infer", "-c", os.path.join(e2e, "config.yaml"), "--model-type", "onnx",
+         "--model-file", calibrated, "--image-file", onnx.load(calibrated).graph.input[0].name, i8_input,
+         "--output-dir", cal_dir], cwd=work)
+    csv = os.path.join(work, "vec_diff_calibrated.csv")
+    run([os.path.join(args.bin, "vec_diff"), cal_dir, inter, "-o", csv], cwd=work)
+    _, rows = read_csv(csv)
+    paired = {row[1] for row in rows}
+    missing = [l[0] for l in inside if l[0] not in paired]
+    check(not missing, "layers without a calibrated model file of the same name: %s" % missing[:5])
+    node_order = [l.strip() for l in open(os.path.join(cal_dir, "execution_order.txt"))]
+    check([row[0] for row in rows] == sorted([row[0] for row in rows], key=node_order.index),
+          "vec_diff rows not in the order of the left folder's execution_order.txt")
+    for row in rows:
+        a = np.fromfile(os.path.join(cal_dir, row[0]), np.float32)
+        b = np.fromfile(os.path.join(inter, row[1]), np.float32)
+        want = metrics(a, b)
+        got = [float(x) for x in row[2:]]
+        check(np.allclose(got, want, rtol=1e-5, atol=1e-9), "%s: vec_diff %s, numpy %s" % (row[0], got, want))
+        check(want[0] > 0.95, "%s: cosine %.4f between the calibrated model and the .bin" % (row[1], want[0]))
+    print("vec_diff calibrated model vs .bin dump: %d layers paired, lowest cosine %.5f"
+          % (len(rows), min(float(r_[2]) for r_ in rows) if rows else 0))
 
 
 CASES = {"info_pack": info_pack, "timing": timing, "vec_diff": vec_diff, "eval_preprocess": eval_preprocess,

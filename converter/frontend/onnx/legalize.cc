@@ -17,7 +17,8 @@ namespace {
 
 // Emits the standard nodes replacing one node. Node names are unique in the
 // graph (ONNX Runtime refuses a model with two nodes of one name): the
-// replaced node's name plus the operator, numbered when taken.
+// replaced node's name plus the operator, numbered when taken (the last
+// node then takes the replaced node's name, legalize_for_onnx).
 class Builder {
  public:
   Builder(Graph* g, const std::string& prefix, std::set<std::string>* node_names)
@@ -196,6 +197,9 @@ bool legalize_for_onnx(Graph* g, std::string* error) {
       out.push_back(n);
       continue;
     }
+    // The node computing the replaced node's output keeps its name, so that
+    // per-node dumps (hb_mapper infer) pair with the .bin's per-layer dumps.
+    b.nodes.back().name = n.name;
     out.insert(out.end(), b.nodes.begin(), b.nodes.end());
   }
   g->nodes = std::move(out);

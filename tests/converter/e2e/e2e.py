@@ -28,6 +28,7 @@ Run with Debian's /usr/bin/python3 (numpy, onnx, skimage).
 """
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -359,6 +360,18 @@ def cosine(a, b):
     return 1.0 if den == 0 else float(a @ b / den)
 
 
+def infer_file(model_path, value):
+    """The file hb_mapper infer writes a value to: the name of the node
+    computing it (with "_<k>" for its output k > 0, characters a file name
+    cannot hold as '_') and "_float.bin"."""
+    import onnx
+    for n in onnx.load(model_path).graph.node:
+        if value in n.output:
+            k = list(n.output).index(value)
+            return re.sub(r"[/\\:\x00-\x1f]", "_", n.name + ("_%d" % k if k else "")) + "_float.bin"
+    return value + "_float.bin"
+
+
 def read_outputs(d, i, names):
     return [np.fromfile(os.path.join(d, "%d_%s.bin" % (i, n.replace("/", "_"))), dtype=np.float32) for n in names]
 
@@ -610,8 +623,9 @@ def run_case(case, args):
     run([os.path.join(args.bin, "hb_mapper"), "infer", "--config", yaml, "--model-type", "onnx",
          "--model-file", os.path.join(out, case.name + "_quantized_model.onnx"),
          "--image-file", case.input_name, rt_list[0], "--output-dir", qdir], cwd=work)
+    qmodel = os.path.join(out, case.name + "_quantized_model.onnx")
     for o, b in zip(out_names, read_outputs(bin_dir, 0, out_names)):
-        q = np.fromfile(os.path.join(qdir, o.replace("/", "_") + "_float.bin"), dtype=np.float32)
+        q = np.fromfile(os.path.join(qdir, infer_file(qmodel, o)), dtype=np.float32)
         if q.shape != b.shape or not np.array_equal(q, b):
             failures.append("hb_mapper infer on the quantized model differs from the .bin for %s" % o)
     if case.data in ("text", "pages"):
@@ -623,7 +637,7 @@ def run_case(case, args):
              "--image-file", case.input_name, os.path.join(work, "test_render", "00000.png"), "--output-dir", pdir],
             cwd=work)
         for o, b in zip(out_names, read_outputs(bin_dir, 0, out_names)):
-            q = np.fromfile(os.path.join(pdir, o.replace("/", "_") + "_float.bin"), dtype=np.float32)
+            q = np.fromfile(os.path.join(pdir, infer_file(qmodel, o)), dtype=np.float32)
             if q.shape != b.shape or not np.array_equal(q, b):
                 failures.append("hb_mapper infer on a PNG differs from the .bin for %s" % o)
     if not failures:
