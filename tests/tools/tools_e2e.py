@@ -490,6 +490,19 @@ def metrics(a, b):
             float(np.linalg.norm(d) / np.linalg.norm(a)), float(np.abs(d).max()), float(np.mean(d * d)))
 
 
+def check_rows(rows, left, right):
+    """Each vec_diff CSV row against numpy's figures of its two files (9
+    significant digits in the CSV); returns numpy's figures."""
+    out = []
+    for row in rows:
+        want = metrics(np.fromfile(os.path.join(left, row[0]), np.float32),
+                       np.fromfile(os.path.join(right, row[1]), np.float32))
+        got = [float(x) for x in row[2:]]
+        check(np.allclose(got, want, rtol=1e-6, atol=1e-12), "%s: vec_diff %s, numpy %s" % (row[0], got, want))
+        out.append(want)
+    return out
+
+
 def vec_diff(args):
     work = args.work
     e2e = os.path.join(args.e2e, "resnet18_nv12")
@@ -512,12 +525,7 @@ def vec_diff(args):
     check(header == ["Left Files", "Right Files", "Cosine Similarity", "Relative Euclidean Distance",
                      "Max Absolute Error", "Mean Square Error"], "CSV header %s" % header)
     check([row[0] for row in rows] == list(reversed(names)), "rows not in execution order")
-    for row in rows:
-        a = np.fromfile(os.path.join(left, row[0]), np.float32)
-        b = np.fromfile(os.path.join(right, row[1]), np.float32)
-        want = metrics(a, b)
-        got = [float(x) for x in row[2:]]
-        check(np.allclose(got, want, rtol=1e-6, atol=1e-12), "%s: vec_diff %s, numpy %s" % (row[0], got, want))
+    check_rows(rows, left, right)
     log = r.stdout
     check("only in %s: only_left.bin" % left in log, "unmatched file not reported")
     check("short.bin vs short.bin: skipped, different lengths" in log, "length mismatch not reported")
@@ -713,12 +721,7 @@ def layer_dump(args):
     node_order = [l.strip() for l in open(os.path.join(cal_dir, "execution_order.txt"))]
     check([row[0] for row in rows] == sorted([row[0] for row in rows], key=node_order.index),
           "vec_diff rows not in the order of the left folder's execution_order.txt")
-    for row in rows:
-        a = np.fromfile(os.path.join(cal_dir, row[0]), np.float32)
-        b = np.fromfile(os.path.join(inter, row[1]), np.float32)
-        want = metrics(a, b)
-        got = [float(x) for x in row[2:]]
-        check(np.allclose(got, want, rtol=1e-5, atol=1e-9), "%s: vec_diff %s, numpy %s" % (row[0], got, want))
+    for row, want in zip(rows, check_rows(rows, cal_dir, inter)):
         check(want[0] > 0.95, "%s: cosine %.4f between the calibrated model and the .bin" % (row[1], want[0]))
     print("vec_diff calibrated model vs .bin dump: %d layers paired, lowest cosine %.5f"
           % (len(rows), min(float(r_[2]) for r_ in rows) if rows else 0))
