@@ -40,6 +40,7 @@ Cases (each a ctest test):
              last layer against the .bin's output bit for bit; hb_mapper infer
              on the calibrated model writes the same names: vec_diff pairs
              every layer and its figures equal numpy's.
+  cli        --help and --version of every model tool.
 
 usage: tools_e2e.py CASE --work DIR --bin BUILD_BIN_DIR --e2e CONVERTER_E2E_DIR
 Run with Debian's /usr/bin/python3 (numpy, onnx, yaml).
@@ -727,7 +728,27 @@ def layer_dump(args):
           % (len(rows), min(float(r_[2]) for r_ in rows) if rows else 0))
 
 
-CASES = {"info_pack": info_pack, "timing": timing, "vec_diff": vec_diff, "eval_preprocess": eval_preprocess,
+TOOLS = ("hb_model_info", "hb_perf", "hb_pack", "hb_model_modifier", "vec_diff", "hb_verifier", "hb_model_verifier",
+         "hb_eval_preprocess", "hb_mapper")
+
+
+def cli(args):
+    """--help and --version of every model tool: usage naming the tool, exit
+    status 0; one version, the project's (CMakeLists.txt)."""
+    want = re.search(r"project\(openbpu VERSION ([\d.]+)", open(os.path.join(SRC, "CMakeLists.txt")).read()).group(1)
+    versions = set()
+    for t in TOOLS:
+        if not os.path.exists(os.path.join(args.bin, t)):
+            continue  # hb_perf needs Graphviz
+        h = run([os.path.join(args.bin, t), "--help"])
+        check(re.search(r"^Usage: %s " % t, h.stdout, re.M) is not None, t + " --help: no usage line")
+        v = run([os.path.join(args.bin, t), "--version"]).stdout.strip()
+        check(v.endswith("openbpu" + want), "%s --version '%s' is not OpenBPU %s's" % (t, v, want))
+        versions.add(v)
+    check(len(versions) == 1, "the tools print different versions: %s" % sorted(versions))
+
+
+CASES = {"cli": cli, "info_pack": info_pack, "timing": timing, "vec_diff": vec_diff, "eval_preprocess": eval_preprocess,
          "perf": perf, "modifier": modifier, "verifier": verifier, "layer_dump": layer_dump}
 
 
