@@ -260,14 +260,6 @@ bool TensorSet::add_input(const hbDNNTensorProperties& props, const std::vector<
   return true;
 }
 
-bool TensorSet::add_output(const hbDNNTensorProperties& props) {
-  outputs.emplace_back();
-  hbDNNTensor& t = outputs.back();
-  std::memset(&t, 0, sizeof(t));
-  t.properties = props;
-  return alloc(&t.sysMem[0], props.alignedByteSize);
-}
-
 int32_t run_inference(const ModelDesc& desc, TensorSet* tensors, int core_id, const std::vector<Roi>* roi_list,
                       double* latency_ms, int32_t priority) {
   // hbDNNRoiInfer takes a non-const array.

@@ -48,6 +48,14 @@ bool image_hw(const hbDNNTensorProperties& p, int* h, int* w) {
   return *h > 0 && *w > 0;
 }
 
+bool TensorSet::add_output(const hbDNNTensorProperties& props) {
+  outputs.emplace_back();
+  hbDNNTensor& t = outputs.back();
+  std::memset(&t, 0, sizeof(t));
+  t.properties = props;
+  return alloc(&tensor_mem(t), props.alignedByteSize);
+}
+
 ModelPack::~ModelPack() {
   if (pack_ != nullptr) {
     const int32_t rc = hbDNNRelease(pack_);
