@@ -211,6 +211,10 @@ RemoveResult remove_node(fb::ModelT* m, const std::string& name, std::string* wh
     m->tensors[in]->name = m->tensors[out]->name;  // the model output keeps its name
     m->outputs[static_cast<size_t>(k)]->tensor = in;
   }
+  // Debug records name their BPU segment by index: later segments move up.
+  const auto erased = static_cast<uint32_t>(it - m->segments.begin());
+  for (auto& l : m->layers)
+    if (l->segment > erased) --l->segment;
   m->segments.erase(it);
   m->removed_nodes.push_back(std::move(rec));
   drop_unused_tensors(m);

@@ -381,6 +381,37 @@ def modifier(args):
     check("Packed model is not supported" in r.stdout, "packed file not refused")
     r = run([tool, modified, "-r", "no_such_node"], cwd=work)
     check("is not removed" in r.stdout, "unknown node: no warning")
+    # An input-side node (the featuremap model's input Quantize, the segment
+    # before the BPU subgraph): the debug records follow their subgraph, the
+    # model loads and dumps the same layers inside it.
+    fm = os.path.join(work, "resnet18_featuremap.bin")
+    shutil.copy(os.path.join(args.e2e, "resnet18_featuremap", "model_output", "resnet18_featuremap.bin"), fm)
+    r = run([tool, fm, "-a", "Quantize"], cwd=work)
+    check(re.findall(r"Node '([^']+)' is removed", r.stdout) == ["input_HzQuantize"], "input Quantize not removed")
+    fm_mod = os.path.join(work, "resnet18_featuremap_modified.bin")
+    x = np.random.RandomState(0).randint(-127, 128, 3 * 224 * 224).astype(np.int8)  # symmetric int8
+    x.tofile(os.path.join(work, "fm_input.bin"))
+    layers = {}
+    for name, f in (("original", fm), ("modified", fm_mod)):
+        d = os.path.join(work, "fm_dump_" + name)
+        # The modified model takes the int8 NHWC data, the original the float
+        # NCHW values its Quantize turns into the same data.
+        inp = os.path.join(work, "fm_input.bin")
+        if name == "original":
+            scale = float(hrt_fields(run([hrt, "model_info", "--model_file=" + fm_mod], cwd=work).stdout)
+                          ["input0"]["scale data"].strip(",").split(",")[0])
+            inp = os.path.join(work, "fm_input_f32.bin")
+            (x.reshape(1, 224, 224, 3).astype(np.float32) * scale).transpose(0, 3, 1, 2).tofile(inp)
+        run([hrt, "infer", "--model_file=" + f, "--input_file=" + inp, "--dump_intermediate=3", "--dump_path=" + d],
+            cwd=work)
+        rows = [l.rstrip("\n").split("\t") for l in open(os.path.join(d, "intermediate", "layer_mapping.txt"))][1:]
+        layers[name] = {r_[0]: np.fromfile(os.path.join(d, "intermediate", r_[0]), np.float32)
+                        for r_ in rows if r_[2] == "BPU" and r_[5] != "0"}
+    check(len(layers["modified"]) > 10 and sorted(layers["modified"]) == sorted(layers["original"]),
+          "layers inside the subgraph: %d after removing the input Quantize, %d before"
+          % (len(layers["modified"]), len(layers["original"])))
+    check(all(np.array_equal(v, layers["original"].get(k)) for k, v in layers["modified"].items()),
+          "a layer inside the subgraph differs after removing the input Quantize")
 
 
 def verifier(args):
