@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pooling: MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool and
-// ReduceMean over H and W (a global average).
+// ReduceMean over any one or two axes (an average pooling over a strided view).
 #include <algorithm>
+#include <array>
 
 #include "bpu_sim/isa/numerics.h"
 #include "converter/ops/op_unit.h"
@@ -23,15 +24,105 @@ bool place_global_pool(const Graph& g, const Node& n, const isa::MarchInfo&, std
   return ops::activation4d(g, n, why);
 }
 
+// The ONNX axes a ReduceMean averages over (non-negative, sorted); false
+// when they are not constant.
+bool reduce_axes(const Graph& g, const Node& n, std::vector<int64_t>* axes) {
+  const int64_t rank = static_cast<int64_t>(ops::in_value(g, n, 0)->shape.size());
+  *axes = n.attrs.get_ints("axes");
+  if (!n.attrs.has("axes") && n.inputs.size() > 1 && !n.inputs[1].empty()) {
+    const Value* a = ops::in_value(g, n, 1);
+    if (a == nullptr || !a->is_constant()) return false;
+    *axes = a->to_ints();
+  }
+  if (axes->empty() && n.attrs.get_int("noop_with_empty_axes", 0) == 0)
+    for (int64_t k = 0; k < rank; ++k) axes->push_back(k);
+  for (auto& a : *axes) a = a < 0 ? a + rank : a;
+  std::sort(axes->begin(), axes->end());
+  axes->erase(std::unique(axes->begin(), axes->end()), axes->end());
+  return true;
+}
+
+// The logical axes (lowering.h) of size > 1 that are averaged.
+std::vector<int> logical_reduced(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes) {
+  const Dims4 d = logical4(shape);
+  std::vector<int> out;
+  for (int64_t a : axes) {
+    const int la = logical_axis4(static_cast<int>(shape.size()), a);
+    if (d[static_cast<size_t>(la)] > 1) out.push_back(la);
+  }
+  return out;
+}
+
+// A mean over at most two logical axes is one average pooling over a view
+// that puts them where the window slides (H, W); the other axes are kept.
 bool place_reduce_mean(const Graph& g, const Node& n, const isa::MarchInfo&, std::string* why) {
-  if (!ops::activation4d(g, n, why)) return false;
-  std::vector<int64_t> axes = n.attrs.get_ints("axes");
-  if (axes.empty() && n.inputs.size() > 1 && ops::in_value(g, n, 1)) axes = ops::in_value(g, n, 1)->to_ints();
-  for (auto& a : axes)
-    if (a < 0) a += 4;
-  std::sort(axes.begin(), axes.end());
-  if (axes != std::vector<int64_t>{2, 3} || n.attrs.get_int("keepdims", 1) != 1)
-    return fail(why, "only the mean over H and W with keepdims");
+  if (!ops::activation(g, n, why) || !ops::outputs_rank4(g, n, why)) return false;
+  std::vector<int64_t> axes;
+  if (!reduce_axes(g, n, &axes)) return fail(why, "axes are not constant");
+  const std::vector<int64_t>& shape = ops::in_value(g, n, 0)->shape;
+  for (int64_t a : axes)
+    if (a < 0 || a >= static_cast<int64_t>(shape.size())) return fail(why, "axis out of range");
+  const std::vector<int> red = logical_reduced(shape, axes);
+  if (red.size() > 2) return fail(why, "more than two axes of size > 1 averaged");
+  const Dims4 d = logical4(shape);
+  for (int a : red)
+    if (d[static_cast<size_t>(a)] > 4096) return fail(why, "an averaged axis is longer than 4096");
+  return true;
+}
+
+// ReduceMean over one or two logical axes as one average pooling: the input
+// viewed as (N, H, W, C) with the averaged axes in H (and W) and the kept
+// axes in C, N, W, H; the output as the same view with the averaged
+// dimensions 1, each kept input axis matched to the output axis it becomes.
+bool emit_reduce_mean(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
+  const Node& n = ctx.graph.nodes[op.nodes[0]];
+  const std::string& x = n.inputs[0];
+  const std::string& y = op.outputs[0];
+  const std::vector<int64_t>& shape = ctx.value(x).shape;
+  std::vector<int64_t> axes;
+  reduce_axes(ctx.graph, n, &axes);
+  const std::vector<int> red = logical_reduced(shape, axes);
+  const bool keep = n.attrs.get_int("keepdims", 1) != 0;
+  const int in_rank = static_cast<int>(shape.size()), out_rank = static_cast<int>(ctx.value(y).shape.size());
+  std::array<int, 4> to_out{-1, -1, -1, -1};  // input logical axis -> output logical axis
+  for (int k = 0, j = 0; k < in_rank; ++k) {
+    const bool averaged = std::find(axes.begin(), axes.end(), k) != axes.end();
+    if (averaged && !keep) continue;
+    const int oj = j++;
+    if (!averaged) to_out[static_cast<size_t>(logical_axis4(in_rank, k))] = logical_axis4(out_rank, oj);
+  }
+  const isa::TensorRef in = ctx.ref(x), out = ctx.ref(y);
+  const Dims4 id = ops::logical_dims(in), od = ops::logical_dims(out);
+  const auto ist = ops::logical_strides(in), ost = ops::logical_strides(out);
+  std::array<int, 4> slot{-1, -1, -1, -1};  // view slot (N, H, W, C) -> input logical axis
+  for (size_t r = 0; r < red.size(); ++r) slot[1 + r] = red[r];
+  const int fill[4] = {3, 0, 2, 1};
+  size_t f = 0;
+  for (int a = 0; a < 4; ++a) {
+    if (id[static_cast<size_t>(a)] == 1 || std::find(red.begin(), red.end(), a) != red.end()) continue;
+    while (slot[static_cast<size_t>(fill[f])] >= 0) ++f;
+    slot[static_cast<size_t>(fill[f])] = a;
+  }
+  isa::Pool p;
+  p.in = in, p.out = out;
+  for (size_t s = 0; s < 4; ++s) {
+    const int a = slot[s];
+    const bool averaged = a >= 0 && std::find(red.begin(), red.end(), a) != red.end();
+    const int oa = a < 0 || averaged ? -1 : to_out[static_cast<size_t>(a)];
+    p.in.dims[s] = a < 0 ? 1 : static_cast<int32_t>(id[static_cast<size_t>(a)]);
+    p.in.strides[s] = a < 0 ? 0 : ist[static_cast<size_t>(a)];
+    p.out.dims[s] = oa < 0 ? 1 : static_cast<int32_t>(od[static_cast<size_t>(oa)]);
+    p.out.strides[s] = oa < 0 ? 0 : ost[static_cast<size_t>(oa)];
+  }
+  p.kind = isa::PoolKind::kAvg;
+  p.kernel_h = red.size() > 0 ? p.in.dims[1] : 1;
+  p.kernel_w = red.size() > 1 ? p.in.dims[2] : 1;
+  const QParams& qo = ctx.qp(y);
+  // The average's divisor needs headroom: a smaller shift cap.
+  isa::requant_multiplier(ctx.qp(x).scale / static_cast<double>(qo.scale), &p.multiplier, &p.shift,
+                          isa::kMaxAvgPoolShift);
+  p.act_min = qmin(qo.dtype), p.act_max = qmax(qo.dtype);
+  ctx.pb.emit(isa::Opcode::kPool, p);
   return true;
 }
 
@@ -43,7 +134,7 @@ bool emit_pool(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
   isa::Pool p;
   p.in = ctx.ref(x);
   p.out = ctx.ref(y);
-  const bool global = n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool" || n.op_type == "ReduceMean";
+  const bool global = n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool";
   p.kind = (n.op_type == "MaxPool" || n.op_type == "GlobalMaxPool") ? isa::PoolKind::kMax : isa::PoolKind::kAvg;
   if (global) {
     p.kernel_h = static_cast<int32_t>(in[2]), p.kernel_w = static_cast<int32_t>(in[3]);
@@ -88,8 +179,8 @@ const OpUnit kGlobalMaxPoolUnit = {
 
 const OpUnit kReduceMeanUnit = {
     .id = OpId::kReduceMean, .domain = "", .op_type = "ReduceMean", .place = place_reduce_mean,
-    .table_type = "HzSQuantizedGlobalAveragePool", .limits = "mean over H and W (keepdims)",
+    .table_type = "HzSQuantizedReduceMean", .limits = "at most two axes of size > 1 averaged, each <= 4096",
     .output_scale = OutputScale::kCalibrated, .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false,
-    .view = false, .emit = emit_pool};
+    .view = false, .emit = emit_reduce_mean};
 
 }  // namespace openbpu::cvt

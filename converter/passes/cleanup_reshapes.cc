@@ -14,12 +14,6 @@ bool shape_only(const Node& n) {
          (n.op_type == "Reshape" || n.op_type == "Flatten" || n.op_type == "Squeeze" || n.op_type == "Unsqueeze");
 }
 
-std::vector<uint8_t> i64_bytes(const std::vector<int64_t>& v) {
-  std::vector<uint8_t> b(v.size() * 8);
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
 }  // namespace
 
 int cleanup_reshapes(Graph* g, std::string* error) {

@@ -8,16 +8,6 @@
 
 namespace openbpu::cvt {
 
-namespace {
-
-std::vector<uint8_t> i64_bytes(const std::vector<int64_t>& v) {
-  std::vector<uint8_t> b(v.size() * 8);
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
-}  // namespace
-
 int gemm_to_conv(Graph* g, std::string* error) {
   (void)error;
   int count = 0;

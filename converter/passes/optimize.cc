@@ -41,7 +41,7 @@ bool optimize(Graph* g, std::string* error) {
   static const Pass kPasses[] = {
       {"remove_identity", remove_identity}, {"fold_batchnorm", fold_batchnorm},
       {"fold_conv_affine", fold_conv_affine}, {"gemm_to_conv", gemm_to_conv},
-      {"cleanup_reshapes", cleanup_reshapes}, {"fuse_activations", fuse_activations},
+      {"split_heads", split_heads}, {"cleanup_reshapes", cleanup_reshapes}, {"fuse_activations", fuse_activations},
   };
   // Passes enable each other (e.g. BN folding after identity removal): run
   // the list until nothing changes.

@@ -46,6 +46,12 @@ inline bool const_scalar(const Graph& g, const std::string& name, double* out) {
 
 inline bool near(double a, double b, double tol = 1e-5) { return std::fabs(a - b) <= tol * (1.0 + std::fabs(b)); }
 
+inline std::vector<uint8_t> i64_bytes(const std::vector<int64_t>& v) {
+  std::vector<uint8_t> b(v.size() * 8);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
 inline std::vector<uint8_t> float_bytes(const std::vector<float>& v) {
   std::vector<uint8_t> b(v.size() * 4);
   std::memcpy(b.data(), v.data(), b.size());

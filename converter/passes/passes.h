@@ -22,6 +22,7 @@ int remove_identity(Graph* g, std::string* error);         // Identity, Dropout,
 int fold_batchnorm(Graph* g, std::string* error);          // BN after Conv -> Conv weights/bias
 int fold_conv_affine(Graph* g, std::string* error);        // per-channel Mul/Add after Conv -> Conv
 int gemm_to_conv(Graph* g, std::string* error);            // Gemm/MatMul with constant weight -> 1x1 Conv
+int split_heads(Graph* g, std::string* error);             // 5-D qkv Reshape/Transpose/Gather -> Slice/Reshape/Transpose
 int cleanup_reshapes(Graph* g, std::string* error);        // Reshape/Flatten chains, Transpose pairs
 int fuse_activations(Graph* g, std::string* error);        // hard-swish, hard-sigmoid, swish, gelu, layernorm
 

@@ -374,7 +374,12 @@ const std::map<std::string, Case>& cases() {
          return b.node("AveragePool", {x}, ints_attr2("kernel_shape", {2, 2}, "strides", {2, 2})); }},
       {"GlobalAveragePool", [](Builder& b, const std::string& x) { return b.node("GlobalAveragePool", {x}); }},
       {"GlobalMaxPool", [](Builder& b, const std::string& x) { return b.node("GlobalMaxPool", {x}); }},
-      {"ReduceMean", [](Builder& b, const std::string& x) {
+      {"ReduceMean", [](Builder& b, const std::string& x) {  // over H, W; C; the tokens' last axis; C and H; ...
+         b.output(b.node("ReduceMean", {x}, int_attr("keepdims", 0, ints_attr("axes", {1}))));
+         b.output(b.node("ReduceMean", {b.node("Reshape", {x, b.ints("s", {1, 8, 64})})},
+                         int_attr("keepdims", 0, ints_attr("axes", {-1}))));
+         b.output(b.node("ReduceMean", {x}, int_attr("keepdims", 0, ints_attr("axes", {1, 2}))));
+         b.output(b.node("ReduceMean", {x}, int_attr("keepdims", 1, ints_attr("axes", {0, 1, 3}))));
          return b.node("ReduceMean", {x}, int_attr("keepdims", 1, ints_attr("axes", {2, 3}))); }},
       {"Add", [](Builder& b, const std::string& x) { return b.node("Add", {x, b.constant("c", {1, 8, 1, 1})}); }},
       {"Sub", [](Builder& b, const std::string& x) { return b.node("Sub", {x, b.node("Sigmoid", {x})}); }},

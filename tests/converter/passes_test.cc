@@ -113,6 +113,37 @@ TEST(Passes, ReshapeChainsAndTransposePairs) {
   EXPECT_EQ(reshapes, 1);
 }
 
+// The attention's qkv split (Reshape to [B, N, 3, H, D], Transpose moving
+// the 3 first, Gather per part) becomes per part Slice/Reshape/Transpose of
+// rank <= 4 with identical results; a Gather on another axis keeps it.
+TEST(Passes, QkvSplitOfRankFiveBecomesSlices) {
+  for (const bool other_axis : {false, true}) {
+    Builder b;
+    const std::string x = b.input("x", {1, 5, 24});
+    const std::string r = b.node("Reshape", {x, b.ints("s", {1, 5, 3, 2, 4})});
+    const std::string t = b.node("Transpose", {r}, ints_attr("perm", {2, 0, 3, 1, 4}));
+    for (int64_t k : {0, 1, -1}) {
+      std::vector<uint8_t> bytes(8);
+      std::memcpy(bytes.data(), &k, 8);
+      const std::string i = b.g.add_constant("i", kInt64, {}, bytes);
+      rt::Attrs a;
+      if (other_axis && k == 1) a.set("axis", [] { rt::AttrValue v; v.type = rt::AttrValue::kInt; v.i = 1; return v; }());
+      b.output(b.node("Gather", {t, i}, a));
+    }
+    if (other_axis) {
+      std::string err;
+      ASSERT_GE(fold_constants(&b.g, &err), 0) << err;
+      EXPECT_EQ(split_heads(&b.g, &err), 0);
+      continue;
+    }
+    check_pass(b, split_heads, 1, 0.0);
+    for (const auto& n : b.g.nodes) {
+      EXPECT_NE(n.op_type, "Gather");
+      for (const auto& o : n.outputs) EXPECT_LE(b.g.value(o)->shape.size(), 4u) << n.name;
+    }
+  }
+}
+
 TEST(Passes, HardSwishDecompositionsBecomeOneOperator) {
   Builder b(11);
   const std::string x = b.input("x", {1, 4, 3, 3});
