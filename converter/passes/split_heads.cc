@@ -4,7 +4,7 @@
 // Vision transformers export `qkv(x).reshape(B, N, 3, H, D).permute(2, 0, 3,
 // 1, 4)` followed by `qkv[0], qkv[1], qkv[2]`: a Reshape to rank 5, a
 // Transpose moving the "3" axis first and a Gather (axis 0, constant index)
-// per part. The BPU moves tensors of rank <= 4, so the pass computes each part
+// per part (Paddle: a Slice of one element on axis 0, then a Squeeze). The BPU moves tensors of rank <= 4, so the pass computes each part
 // from the Reshape's input directly: a Slice of its last axis (the part's
 // contiguous block of channels), a Reshape to the part's dimensions and the
 // Transpose that remains of the permutation once the split axis is gone. The
@@ -36,24 +36,72 @@ struct QkvSplit {
   std::vector<int64_t> out_shape;  // the Reshape's output shape
   int64_t axis = 0;                // the split axis of the Reshape's output
   std::vector<int64_t> rest_perm;  // the permutation of a part's axes
-  std::vector<std::pair<size_t, int64_t>> gathers;  // node index, part index
+  std::vector<std::pair<size_t, int64_t>> gathers;  // node each part replaces, part index
 };
 
-// The Gather consumers of `value`, each on axis 0 with a constant scalar
-// index in [-parts, parts); false if any consumer is something else.
-bool part_gathers(const Graph& g, const std::string& value, int64_t parts,
-                  std::vector<std::pair<size_t, int64_t>>* out) {
+// Ints of attribute `attr` (older opsets) or of constant input `input`;
+// false when neither is there or the input is not constant.
+bool ints_param(const Graph& g, const Node& n, const char* attr, size_t input, std::vector<int64_t>* out) {
+  if (n.attrs.has(attr)) {
+    *out = n.attrs.get_ints(attr);
+    return true;
+  }
+  const Value* v = input < n.inputs.size() && !n.inputs[input].empty() ? g.value(n.inputs[input]) : nullptr;
+  if (v == nullptr || !v->is_constant()) return false;
+  *out = v->to_ints();
+  return true;
+}
+
+// A Gather on axis 0 with a constant scalar index: the part it takes.
+bool gather_part(const Graph& g, const Node& n, int64_t parts, int64_t* k) {
+  const Value* idx = n.inputs.size() == 2 ? g.value(n.inputs[1]) : nullptr;
+  if (n.attrs.get_int("axis", 0) != 0 || idx == nullptr || !idx->is_constant() || !idx->shape.empty()) return false;
+  *k = idx->to_ints()[0];
+  if (*k < 0) *k += parts;
+  return *k >= 0 && *k < parts;
+}
+
+// A Slice of one element on axis 0 followed by a Squeeze of axis 0 (as
+// Paddle exports the split): the part and the Squeeze node.
+bool slice_squeeze_part(const Graph& g, const Node& n, int64_t parts, int64_t* k, size_t* squeeze) {
+  std::vector<int64_t> starts, ends, axes{0}, steps{1};
+  if (!ints_param(g, n, "starts", 1, &starts) || !ints_param(g, n, "ends", 2, &ends)) return false;
+  if ((n.attrs.has("axes") || (n.inputs.size() > 3 && !n.inputs[3].empty())) && !ints_param(g, n, "axes", 3, &axes))
+    return false;
+  if (n.inputs.size() > 4 && !n.inputs[4].empty() && !ints_param(g, n, "steps", 4, &steps)) return false;
+  if (starts.size() != 1 || ends.size() != 1 || axes != std::vector<int64_t>{0} || steps != std::vector<int64_t>{1})
+    return false;
+  *k = starts[0] < 0 ? starts[0] + parts : starts[0];
+  const int64_t end = ends[0] < 0 ? ends[0] + parts : std::min(ends[0], parts);
+  if (*k < 0 || *k >= parts || end != *k + 1 || !single_use(g, n.outputs[0])) return false;
+  const size_t c = g.consumers(n.outputs[0])[0];
+  const Node& q = g.nodes[c];
+  std::vector<int64_t> sq;
+  if (q.op_type != "Squeeze" || !q.domain.empty() || !ints_param(g, q, "axes", 1, &sq) ||
+      sq != std::vector<int64_t>{0})
+    return false;
+  *squeeze = c;
+  return true;
+}
+
+// The consumers of `value` that take one part each (Gather, or Slice then
+// Squeeze), as the node each part replaces and the part index; false if any
+// consumer is something else.
+bool part_takers(const Graph& g, const std::string& value, int64_t parts,
+                 std::vector<std::pair<size_t, int64_t>>* out) {
   if (g.is_graph_output(value)) return false;
   for (size_t c : g.consumers(value)) {
     const Node& n = g.nodes[c];
-    const Value* idx = n.inputs.size() == 2 ? g.value(n.inputs[1]) : nullptr;
-    if (n.op_type != "Gather" || !n.domain.empty() || n.inputs[0] != value || n.attrs.get_int("axis", 0) != 0 ||
-        idx == nullptr || !idx->is_constant() || !idx->shape.empty())
+    if (!n.domain.empty() || n.inputs[0] != value) return false;
+    int64_t k = 0;
+    size_t squeeze = 0;
+    if (n.op_type == "Gather" && gather_part(g, n, parts, &k)) {
+      out->push_back({c, k});
+    } else if (n.op_type == "Slice" && slice_squeeze_part(g, n, parts, &k, &squeeze)) {
+      out->push_back({squeeze, k});
+    } else {
       return false;
-    int64_t k = idx->to_ints()[0];
-    if (k < 0) k += parts;
-    if (k < 0 || k >= parts) return false;
-    out->push_back({c, k});
+    }
   }
   return !out->empty();
 }
@@ -82,7 +130,7 @@ bool match(const Graph& g, size_t t, QkvSplit* m) {
   m->rest_perm.clear();
   for (size_t k = 1; k < perm.size(); ++k) m->rest_perm.push_back(perm[k] > a ? perm[k] - 1 : perm[k]);
   m->gathers.clear();
-  return part_gathers(g, tr.outputs[0], y->shape[static_cast<size_t>(a)], &m->gathers);
+  return part_takers(g, tr.outputs[0], y->shape[static_cast<size_t>(a)], &m->gathers);
 }
 
 std::string unique_node_name(const Graph& g, const std::string& base) {
@@ -103,7 +151,8 @@ std::string add_float_value(Graph* g, const std::string& base, const std::vector
   return v.name;
 }
 
-// The nodes computing part `k` of the split into the Gather's output.
+// The nodes computing part `k` of the split into the output of `gather` (the
+// Gather or the Squeeze after a Slice; the Slice is then left unused).
 std::vector<Node> part_nodes(Graph* g, const QkvSplit& m, const Node& gather, int64_t k) {
   const std::string x = m.reshape->inputs[0];
   const size_t a = static_cast<size_t>(m.axis);

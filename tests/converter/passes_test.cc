@@ -115,7 +115,8 @@ TEST(Passes, ReshapeChainsAndTransposePairs) {
 
 // The attention's qkv split (Reshape to [B, N, 3, H, D], Transpose moving
 // the 3 first, Gather per part) becomes per part Slice/Reshape/Transpose of
-// rank <= 4 with identical results; a Gather on another axis keeps it.
+// rank <= 4 with identical results (also Paddle's Slice + Squeeze per part);
+// a Gather on another axis keeps it.
 TEST(Passes, QkvSplitOfRankFiveBecomesSlices) {
   for (const bool other_axis : {false, true}) {
     Builder b;
@@ -128,6 +129,11 @@ TEST(Passes, QkvSplitOfRankFiveBecomesSlices) {
       const std::string i = b.g.add_constant("i", kInt64, {}, bytes);
       rt::Attrs a;
       if (other_axis && k == 1) a.set("axis", [] { rt::AttrValue v; v.type = rt::AttrValue::kInt; v.i = 1; return v; }());
+      if (k == 1 && !other_axis) {  // Paddle's form: a Slice of one element, then a Squeeze
+        const std::string sl = b.node("Slice", {t, b.ints("st", {1}), b.ints("en", {2}), b.ints("ax", {0})});
+        b.output(b.node("Squeeze", {sl, b.ints("sq", {0})}));
+        continue;
+      }
       b.output(b.node("Gather", {t, i}, a));
     }
     if (other_axis) {
@@ -139,6 +145,7 @@ TEST(Passes, QkvSplitOfRankFiveBecomesSlices) {
     check_pass(b, split_heads, 1, 0.0);
     for (const auto& n : b.g.nodes) {
       EXPECT_NE(n.op_type, "Gather");
+      EXPECT_NE(n.op_type, "Squeeze");
       for (const auto& o : n.outputs) EXPECT_LE(b.g.value(o)->shape.size(), 4u) << n.name;
     }
   }
