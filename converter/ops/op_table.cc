@@ -33,6 +33,7 @@ const OpUnit* const kTable[] = {
     &kPreprocessUnit,
     &kConvUnit, &kConvTransposeUnit,
     &kMaxPoolUnit, &kAveragePoolUnit, &kGlobalAveragePoolUnit, &kGlobalMaxPoolUnit, &kReduceMeanUnit,
+    &kReduceSumUnit,
     &kAddUnit, &kSubUnit, &kMulUnit, &kDivUnit, &kMaxUnit, &kMinUnit,
     &kReluUnit, &kClipUnit, &kLeakyReluUnit, &kPReluUnit, &kSigmoidUnit, &kTanhUnit, &kHardSigmoidUnit,
     &kHardSwishUnit, &kSwishUnit, &kGeluUnit, &kEluUnit, &kSeluUnit, &kSoftplusUnit, &kExpUnit, &kErfUnit,

@@ -32,7 +32,7 @@ enum class OpId : uint16_t {
   // convolution family (ops/conv.cc)
   kConv, kConvTranspose,
   // pooling (ops/pool.cc)
-  kMaxPool, kAveragePool, kGlobalAveragePool, kGlobalMaxPool, kReduceMean,
+  kMaxPool, kAveragePool, kGlobalAveragePool, kGlobalMaxPool, kReduceMean, kReduceSum,
   // element-wise binary (ops/eltwise.cc)
   kAdd, kSub, kMul, kDiv, kMax, kMin,
   // table lookups (ops/lut.cc)
@@ -109,7 +109,7 @@ struct OpUnit {
 extern const OpUnit kPreprocessUnit;                                            // preprocess.cc
 extern const OpUnit kConvUnit, kConvTransposeUnit, kBatchNormalizationUnit;     // conv.cc
 extern const OpUnit kMaxPoolUnit, kAveragePoolUnit, kGlobalAveragePoolUnit, kGlobalMaxPoolUnit,
-    kReduceMeanUnit;                                                            // pool.cc
+    kReduceMeanUnit, kReduceSumUnit;                                            // pool.cc
 extern const OpUnit kAddUnit, kSubUnit, kMulUnit, kDivUnit, kMaxUnit, kMinUnit;  // eltwise.cc
 extern const OpUnit kReluUnit, kClipUnit, kLeakyReluUnit, kPReluUnit, kSigmoidUnit, kTanhUnit, kHardSigmoidUnit,
     kHardSwishUnit, kSwishUnit, kGeluUnit, kEluUnit, kSeluUnit, kSoftplusUnit, kExpUnit, kErfUnit, kAbsUnit,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pooling: MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool and
-// ReduceMean over any one or two axes (an average pooling over a strided view).
+// ReduceMean and ReduceSum over any one or two axes (an average pooling over a
+// strided view; the sum's multiplier carries the count).
 #include <algorithm>
 #include <array>
 
@@ -24,7 +25,7 @@ bool place_global_pool(const Graph& g, const Node& n, const isa::MarchInfo&, std
   return ops::activation4d(g, n, why);
 }
 
-// The ONNX axes a ReduceMean averages over (non-negative, sorted); false
+// The ONNX axes a ReduceMean/ReduceSum reduces (non-negative, sorted); false
 // when they are not constant.
 bool reduce_axes(const Graph& g, const Node& n, std::vector<int64_t>* axes) {
   const int64_t rank = static_cast<int64_t>(ops::in_value(g, n, 0)->shape.size());
@@ -53,9 +54,9 @@ std::vector<int> logical_reduced(const std::vector<int64_t>& shape, const std::v
   return out;
 }
 
-// A mean over at most two logical axes is one average pooling over a view
-// that puts them where the window slides (H, W); the other axes are kept.
-bool place_reduce_mean(const Graph& g, const Node& n, const isa::MarchInfo&, std::string* why) {
+// A mean (sum) over at most two logical axes is one average pooling over a
+// view that puts them where the window slides (H, W); the others are kept.
+bool place_reduce(const Graph& g, const Node& n, const isa::MarchInfo&, std::string* why) {
   if (!ops::activation(g, n, why) || !ops::outputs_rank4(g, n, why)) return false;
   std::vector<int64_t> axes;
   if (!reduce_axes(g, n, &axes)) return fail(why, "axes are not constant");
@@ -63,10 +64,10 @@ bool place_reduce_mean(const Graph& g, const Node& n, const isa::MarchInfo&, std
   for (int64_t a : axes)
     if (a < 0 || a >= static_cast<int64_t>(shape.size())) return fail(why, "axis out of range");
   const std::vector<int> red = logical_reduced(shape, axes);
-  if (red.size() > 2) return fail(why, "more than two axes of size > 1 averaged");
+  if (red.size() > 2) return fail(why, "more than two axes of size > 1 reduced");
   const Dims4 d = logical4(shape);
   for (int a : red)
-    if (d[static_cast<size_t>(a)] > 4096) return fail(why, "an averaged axis is longer than 4096");
+    if (d[static_cast<size_t>(a)] > 4096) return fail(why, "a reduced axis is longer than 4096");
   return true;
 }
 
@@ -74,7 +75,7 @@ bool place_reduce_mean(const Graph& g, const Node& n, const isa::MarchInfo&, std
 // viewed as (N, H, W, C) with the averaged axes in H (and W) and the kept
 // axes in C, N, W, H; the output as the same view with the averaged
 // dimensions 1, each kept input axis matched to the output axis it becomes.
-bool emit_reduce_mean(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
+bool emit_reduce(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
   const Node& n = ctx.graph.nodes[op.nodes[0]];
   const std::string& x = n.inputs[0];
   const std::string& y = op.outputs[0];
@@ -118,8 +119,10 @@ bool emit_reduce_mean(LoweringContext& ctx, const Op& op, std::string* /*error*/
   p.kernel_h = red.size() > 0 ? p.in.dims[1] : 1;
   p.kernel_w = red.size() > 1 ? p.in.dims[2] : 1;
   const QParams& qo = ctx.qp(y);
+  // A sum is the average times the count (c = kernel_h * kernel_w, no padding).
+  const double count = n.op_type == "ReduceSum" ? static_cast<double>(p.kernel_h) * p.kernel_w : 1.0;
   // The average's divisor needs headroom: a smaller shift cap.
-  isa::requant_multiplier(ctx.qp(x).scale / static_cast<double>(qo.scale), &p.multiplier, &p.shift,
+  isa::requant_multiplier(count * ctx.qp(x).scale / static_cast<double>(qo.scale), &p.multiplier, &p.shift,
                           isa::kMaxAvgPoolShift);
   p.act_min = qmin(qo.dtype), p.act_max = qmax(qo.dtype);
   ctx.pb.emit(isa::Opcode::kPool, p);
@@ -178,9 +181,15 @@ const OpUnit kGlobalMaxPoolUnit = {
     .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false, .view = false, .emit = emit_pool};
 
 const OpUnit kReduceMeanUnit = {
-    .id = OpId::kReduceMean, .domain = "", .op_type = "ReduceMean", .place = place_reduce_mean,
+    .id = OpId::kReduceMean, .domain = "", .op_type = "ReduceMean", .place = place_reduce,
     .table_type = "HzSQuantizedReduceMean", .limits = "at most two axes of size > 1 averaged, each <= 4096",
     .output_scale = OutputScale::kCalibrated, .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false,
-    .view = false, .emit = emit_reduce_mean};
+    .view = false, .emit = emit_reduce};
+
+const OpUnit kReduceSumUnit = {
+    .id = OpId::kReduceSum, .domain = "", .op_type = "ReduceSum", .place = place_reduce,
+    .table_type = "HzSQuantizedReduceSum", .limits = "at most two axes of size > 1 summed, each <= 4096",
+    .output_scale = OutputScale::kCalibrated, .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false,
+    .view = false, .emit = emit_reduce};
 
 }  // namespace openbpu::cvt

@@ -166,9 +166,16 @@ std::vector<Node> part_nodes(Graph* g, const QkvSplit& m, const Node& gather, in
   Node s;
   s.name = unique_node_name(*g, name + "_slice");
   s.op_type = "Slice";
-  s.inputs = {x, g->add_constant(name + "_starts", kInt64, {1}, i64_bytes({k * block})),
-              g->add_constant(name + "_ends", kInt64, {1}, i64_bytes({(k + 1) * block})),
-              g->add_constant(name + "_axes", kInt64, {1}, i64_bytes({m.axis}))};
+  if (g->opset < 10) {  // Slice-1: attributes
+    s.inputs = {x};
+    s.attrs.set("starts", ints_attr({k * block}));
+    s.attrs.set("ends", ints_attr({(k + 1) * block}));
+    s.attrs.set("axes", ints_attr({m.axis}));
+  } else {
+    s.inputs = {x, g->add_constant(name + "_starts", kInt64, {1}, i64_bytes({k * block})),
+                g->add_constant(name + "_ends", kInt64, {1}, i64_bytes({(k + 1) * block})),
+                g->add_constant(name + "_axes", kInt64, {1}, i64_bytes({m.axis}))};
+  }
   s.outputs = {add_float_value(g, name + "_sliced", sliced)};
   Node r;
   r.name = unique_node_name(*g, name + "_reshape");

@@ -381,6 +381,9 @@ const std::map<std::string, Case>& cases() {
          b.output(b.node("ReduceMean", {x}, int_attr("keepdims", 0, ints_attr("axes", {1, 2}))));
          b.output(b.node("ReduceMean", {x}, int_attr("keepdims", 1, ints_attr("axes", {0, 1, 3}))));
          return b.node("ReduceMean", {x}, int_attr("keepdims", 1, ints_attr("axes", {2, 3}))); }},
+      {"ReduceSum", [](Builder& b, const std::string& x) {  // axes as an input (opset 13): C; W
+         b.output(b.node("ReduceSum", {x, b.ints("a", {1})}, int_attr("keepdims", 0)));
+         return b.node("ReduceSum", {x, b.ints("a2", {-1})}); }},
       {"Add", [](Builder& b, const std::string& x) { return b.node("Add", {x, b.constant("c", {1, 8, 1, 1})}); }},
       {"Sub", [](Builder& b, const std::string& x) { return b.node("Sub", {x, b.node("Sigmoid", {x})}); }},
       {"Mul", [](Builder& b, const std::string& x) { return b.node("Mul", {x, b.constant("c", {1, 1, 8, 8})}); }},

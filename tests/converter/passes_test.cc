@@ -118,8 +118,9 @@ TEST(Passes, ReshapeChainsAndTransposePairs) {
 // rank <= 4 with identical results (also Paddle's Slice + Squeeze per part);
 // a Gather on another axis keeps it.
 TEST(Passes, QkvSplitOfRankFiveBecomesSlices) {
-  for (const bool other_axis : {false, true}) {
-    Builder b;
+  for (const int variant : {0, 1, 2}) {
+    const bool other_axis = variant == 1;
+    Builder b(variant == 2 ? 9 : 13);  // opset 9: Slice with attributes
     const std::string x = b.input("x", {1, 5, 24});
     const std::string r = b.node("Reshape", {x, b.ints("s", {1, 5, 3, 2, 4})});
     const std::string t = b.node("Transpose", {r}, ints_attr("perm", {2, 0, 3, 1, 4}));
@@ -130,8 +131,13 @@ TEST(Passes, QkvSplitOfRankFiveBecomesSlices) {
       rt::Attrs a;
       if (other_axis && k == 1) a.set("axis", [] { rt::AttrValue v; v.type = rt::AttrValue::kInt; v.i = 1; return v; }());
       if (k == 1 && !other_axis) {  // Paddle's form: a Slice of one element, then a Squeeze
-        const std::string sl = b.node("Slice", {t, b.ints("st", {1}), b.ints("en", {2}), b.ints("ax", {0})});
-        b.output(b.node("Squeeze", {sl, b.ints("sq", {0})}));
+        rt::Attrs sa = ints_attr("starts", {1});
+        sa.set("ends", *ints_attr("ends", {2}).find("ends"));
+        sa.set("axes", *ints_attr("axes", {0}).find("axes"));
+        const std::string sl = variant == 2 ? b.node("Slice", {t}, sa)
+                                            : b.node("Slice", {t, b.ints("st", {1}), b.ints("en", {2}), b.ints("ax", {0})});
+        b.output(variant == 2 ? b.node("Squeeze", {sl}, ints_attr("axes", {0}))
+                              : b.node("Squeeze", {sl, b.ints("sq", {0})}));
         continue;
       }
       b.output(b.node("Gather", {t, i}, a));
@@ -144,6 +150,7 @@ TEST(Passes, QkvSplitOfRankFiveBecomesSlices) {
     }
     check_pass(b, split_heads, 1, 0.0);
     for (const auto& n : b.g.nodes) {
+      if (n.op_type == "Slice") EXPECT_EQ(n.inputs.size(), variant == 2 ? 1u : 4u) << "Slice of opset " << b.g.opset;
       EXPECT_NE(n.op_type, "Gather");
       EXPECT_NE(n.op_type, "Squeeze");
       for (const auto& o : n.outputs) EXPECT_LE(b.g.value(o)->shape.size(), 4u) << n.name;
