@@ -1026,6 +1026,12 @@ void GemmRun::band_rows(int64_t px0, int64_t npx, int64_t* lo, int64_t* hi,
 // stride c.in.strides[2]) into cs-element pixels of the band format.
 void GemmRun::copy_pixels(const int8_t* s, int64_t count, int64_t n_in, uint8_t* o) const {
   const int64_t s2 = c.in.strides[2], s3 = c.in.strides[3];
+  if (es == 2 && s3 == 1 && s2 == n_in && cs == n_in) {  // dense pixels: one widening run
+    int16_t* o16 = reinterpret_cast<int16_t*>(o);
+    const int64_t n = count * n_in;
+    for (int64_t i = 0; i < n; ++i) o16[i] = s[i];
+    return;
+  }
   for (int64_t x = 0; x < count; ++x, s += s2, o += cs * es) {
     if (es == 2) {
       int16_t* o16 = reinterpret_cast<int16_t*>(o);

@@ -192,39 +192,71 @@ inline void convert(const int8_t* plain, int ngc, int c, int8_t* dst) {
   }
 }
 
-// Requantized int8 channels of one block (natural order).
-template <class O>
-inline typename O::V requant(const typename O::V (&acc)[4], const int32_t* par, int lanes) {
+// Requantized int8 channels of one block (natural order) for NP pixels at
+// once: each per-channel constant is loaded once for all of them.
+template <class O, int NP>
+inline void requant(const typename O::V (&acc)[NP][4], const int32_t* par, int lanes,
+                    typename O::V (&r)[NP]) {
   using V = typename O::V;
-  V y[4];
+  V y[NP][4];
   for (int v = 0; v < 4; ++v) {
     const int32_t* p = par + v * 5 * lanes;
-    const V e = O::mul_even(acc[v], O::load(p + lanes));
-    const V o = O::mul_even(O::srl64_32(acc[v]), O::load(p + 2 * lanes));
-    const V h = O::blend_odd(O::srl64_32(e), o);
-    y[v] = O::srav(O::add32(h, O::load(p + 3 * lanes)), O::load(p + 4 * lanes));
+    const V m = O::load(p + lanes), m_odd = O::load(p + 2 * lanes);
+    const V r32 = O::load(p + 3 * lanes), sh32 = O::load(p + 4 * lanes);
+    for (int k = 0; k < NP; ++k) {
+      const V e = O::mul_even(acc[k][v], m);
+      const V o = O::mul_even(O::srl64_32(acc[k][v]), m_odd);
+      const V h = O::blend_odd(O::srl64_32(e), o);
+      y[k][v] = O::srav(O::add32(h, r32), sh32);
+    }
   }
-  return O::packs16(O::packs32(y[0], y[1]), O::packs32(y[2], y[3]));
+  for (int k = 0; k < NP; ++k)
+    r[k] = O::packs16(O::packs32(y[k][0], y[k][1]), O::packs32(y[k][2], y[k][3]));
 }
 
-// Stores one pixel's block: requantized int8 (fused) or the raw sums.
+// Loop invariants of a block's stores, read once: DwRowArgs' fields would
+// otherwise be reloaded after every int8 store (which may alias them).
 template <class O>
-inline void finish(const DwRowArgs& a, const typename O::V (&acc)[4], const int32_t* par,
-                   int lanes, int p, int c0, int width) {
+struct Sink {
   using V = typename O::V;
-  if (a.out == nullptr) {
-    O::store_acc(a.acc + static_cast<int64_t>(p) * a.acc_stride + c0, acc);
+  int8_t* out;  // nullptr: raw sums to acc
+  int64_t pstride;
+  int32_t* acc;
+  int64_t acc_stride;
+  int n;  // channels of this block to store (<= width)
+  V lo, hi;
+  Sink(const DwRowArgs& a, int c0, int width)
+      : out(a.out != nullptr ? a.out + c0 : nullptr),
+        pstride(a.out_pstride),
+        acc(a.acc != nullptr ? a.acc + c0 : nullptr),
+        acc_stride(a.acc_stride),
+        n(a.c - c0 < width ? a.c - c0 : width),
+        lo(O::set8(a.lo)),
+        hi(O::set8(a.hi)) {}
+};
+
+// Stores NP consecutive pixels' block, from pixel p: requantized int8
+// (fused) or the raw sums.
+template <class O, int NP>
+inline void finish(const Sink<O>& s, const typename O::V (&acc)[NP][4], const int32_t* par,
+                   int lanes, int p, int width) {
+  using V = typename O::V;
+  if (s.out == nullptr) {
+    for (int k = 0; k < NP; ++k) O::store_acc(s.acc + (p + k) * s.acc_stride, acc[k]);
     return;
   }
-  const V r = O::min8(O::max8(requant<O>(acc, par, lanes), O::set8(a.lo)), O::set8(a.hi));
-  int8_t* o = a.out + p * a.out_pstride + c0;
-  const int n = a.c - c0 < width ? a.c - c0 : width;
-  if (n == width) {
-    O::store(o, r);
-  } else {
-    alignas(32) int8_t tmp[32];
-    O::store(tmp, r);
-    copy_small(o, tmp, static_cast<size_t>(n));
+  V r[NP];
+  requant<O, NP>(acc, par, lanes, r);
+  for (int k = 0; k < NP; ++k) {
+    const V q = O::min8(O::max8(r[k], s.lo), s.hi);
+    int8_t* o = s.out + (p + k) * s.pstride;
+    if (s.n == width) {
+      O::store(o, q);
+    } else {
+      alignas(32) int8_t tmp[32];
+      O::store(tmp, q);
+      copy_small(o, tmp, static_cast<size_t>(s.n));
+    }
   }
 }
 
@@ -244,48 +276,68 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   const int32_t* par = reinterpret_cast<const int32_t*>(wp + weight_bytes(width, kh_n, a.kw));
   const V ones = O::ones16();
   const bool fused = a.out != nullptr;
+  const Sink<O> sink(a, c0, width);
+  // The kernel rows' pointers in locals (KH > 0), not reloaded after stores.
+  const int8_t* row_ptrs[KH > 0 ? KH : 1];
+  const int8_t* const* rows = a.rows;
+  if (KH > 0) {
+    for (int kh = 0; kh < KH; ++kh) row_ptrs[kh] = a.rows[kh];
+    rows = row_ptrs;
+  }
   auto mac = [&](V acc, V x, const uint8_t* w) {
     const V wv = O::load(w);
     return kSigned ? Mac::template dot4<O>(acc, O::abs8(x), O::sign8(wv, x), ones)
                    : Mac::template dot4<O>(acc, x, wv, ones);
   };
+  const int stride = a.stride, npix = a.npix;
   int p = 0;
-  if (NG > 0 && a.stride == 1) {  // pairs: pixel p (even column), p + 1 (odd)
-    for (; p + 1 < a.npix; p += 2) {
+  if (NG > 0 && stride == 1) {  // pairs: pixel p (even column), p + 1 (odd)
+    for (; p + 1 < npix; p += 2) {
       const int64_t off = static_cast<int64_t>(p) / 2 * gstride + 4 * c0;
-      V acc0[4], acc1[4];
+      V acc[2][4];
       for (int v = 0; v < 4; ++v)
-        acc0[v] = acc1[v] = fused ? O::load(par + v * 5 * lanes) : O::zero();
+        acc[0][v] = acc[1][v] = fused ? O::load(par + v * 5 * lanes) : O::zero();
       for (int kh = 0; kh < kh_n; ++kh) {
-        const int8_t* g = a.rows[kh] + off;
+        const int8_t* g = rows[kh] + off;
         for (int j = 0; j < NG; ++j)
           for (int v = 0; v < 4; ++v) {
             const V x = O::load(g + 2 * j * gstride + v * width);
             const size_t wo = kh * row_w + (4 * j + v) * static_cast<size_t>(width);
-            acc0[v] = mac(acc0[v], x, wp + wo);
-            acc1[v] = mac(acc1[v], x, w1 + wo);
+            acc[0][v] = mac(acc[0][v], x, wp + wo);
+            acc[1][v] = mac(acc[1][v], x, w1 + wo);
           }
       }
-      finish<O>(a, acc0, par, lanes, p, c0, width);
-      finish<O>(a, acc1, par, lanes, p + 1, c0, width);
+      finish<O, 2>(sink, acc, par, lanes, p, width);
     }
   }
-  for (; p < a.npix; ++p) {
-    const int b = p * a.stride;  // first tap column
+  // Accumulates pixel p (first tap column b = p * stride) into acc.
+  auto pixel = [&](int pix, V (&acc)[4]) {
+    const int b = pix * stride;
     const int q = b & 1;
     const int64_t off = static_cast<int64_t>(b - q) / 2 * gstride + 4 * c0;
     const uint8_t* w = q == 0 ? wp : w1;
     const int ng = q == 0 ? g0 : g1;
-    V acc[4];
     for (int v = 0; v < 4; ++v) acc[v] = fused ? O::load(par + v * 5 * lanes) : O::zero();
     for (int kh = 0; kh < kh_n; ++kh) {
-      const int8_t* g = a.rows[kh] + off;
+      const int8_t* g = rows[kh] + off;
       for (int j = 0; j < ng; ++j)
         for (int v = 0; v < 4; ++v)
           acc[v] = mac(acc[v], O::load(g + 2 * j * gstride + v * width),
                        w + kh * row_w + (4 * j + v) * static_cast<size_t>(width));
     }
-    finish<O>(a, acc, par, lanes, p, c0, width);
+  };
+  if (NG > 0 && stride % 2 == 0) {  // pairs of even first columns: one epilogue
+    for (; p + 1 < npix; p += 2) {
+      V acc[2][4];
+      pixel(p, acc[0]);
+      pixel(p + 1, acc[1]);
+      finish<O, 2>(sink, acc, par, lanes, p, width);
+    }
+  }
+  for (; p < npix; ++p) {
+    V acc[1][4];
+    pixel(p, acc[0]);
+    finish<O, 1>(sink, acc, par, lanes, p, width);
   }
 }
 
