@@ -191,10 +191,11 @@ struct ConvIsa {
   // Optional dw4 depthwise (see DwRowArgs; nullptr: dw above). dw4_cpad is
   // the pixel stride (bytes) of the padded rows for c channels; dw4_pack
   // returns the packed bytes when dst is nullptr; dw4_convert turns a padded
-  // row of 2 * ngc + 2 columns into ngc column groups of cp * 4 bytes.
+  // row of 2 * ngc + 2 columns into ngc column groups of cp * 4 bytes and
+  // returns whether any byte of that row is negative (it reads them all).
   int (*dw4_cpad)(int c) = nullptr;
   size_t (*dw4_pack)(const DwPackArgs& a, void* dst) = nullptr;
-  void (*dw4_convert)(const int8_t* plain, int ngc, int c, int8_t* dst) = nullptr;
+  bool (*dw4_convert)(const int8_t* plain, int ngc, int c, int8_t* dst) = nullptr;
   void (*dw4_row)(const DwRowArgs& a) = nullptr;
   // Optional flat depthwise 1x1 (DwFlatArgs).
   size_t (*dwflat_pack)(const DwFlatPackArgs& a, void* dst) = nullptr;

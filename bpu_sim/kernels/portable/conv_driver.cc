@@ -729,15 +729,15 @@ struct Dw4Geometry {
 };
 
 // Copies padded row y (image n) into dst ([cols][cp], zero outside the image
-// and in channels [C, cp)); returns true when a copied value is negative
-// (bytes past C of an 8-byte word count too: a conservative answer). false
-// with nothing copied when the row is outside the image.
-bool dw4_fill_row(const isa::Conv& c, const Geometry& g, const Dw4Geometry& d, int cp,
+// and in channels [C, cp)); *inside false, with nothing copied, when the row
+// is outside the image. (Whether the row holds a negative value is found by
+// ConvIsa::dw4_convert, which reads every byte of it anyway.)
+void dw4_fill_row(const isa::Conv& c, const Geometry& g, const Dw4Geometry& d, int cp,
                   const int8_t* src, const uint8_t* src_end, int64_t n, int64_t y, int8_t* dst,
                   bool* inside) {
   const int64_t iy = y - g.pt;
   *inside = iy >= 0 && iy < g.ih;
-  if (!*inside) return false;
+  if (!*inside) return;
   const int64_t* st = c.in.strides;
   const int64_t x0 = std::min<int64_t>(d.cols, std::max<int64_t>(0, g.pl));  // first in-image x
   const int64_t x1 = std::max<int64_t>(x0, std::min<int64_t>(d.cols, g.pl + g.iw));
@@ -745,40 +745,27 @@ bool dw4_fill_row(const isa::Conv& c, const Geometry& g, const Dw4Geometry& d, i
   std::memset(dst + x1 * cp, 0, static_cast<size_t>((d.cols - x1) * cp));
   const int8_t* row = src + n * st[0] + iy * st[1];
   const int64_t C = g.cin;
-  uint64_t any = 0;
   if (cp == C && st[2] == C && st[3] == 1) {  // dense pixels: one copy
-    const int8_t* s = row + (x0 - g.pl) * C;
-    int8_t* o = dst + x0 * cp;
-    const int64_t bytes = (x1 - x0) * C;
-    std::memcpy(o, s, static_cast<size_t>(bytes));
-    int64_t i = 0;
-    for (; i + 8 <= bytes; i += 8) {
-      uint64_t v;
-      std::memcpy(&v, o + i, 8);
-      any |= v;
-    }
-    for (; i < bytes; ++i) any |= static_cast<uint8_t>(o[i]);
-    return (any & 0x8080808080808080ull) != 0;
+    std::memcpy(dst + x0 * cp, row + (x0 - g.pl) * C, static_cast<size_t>((x1 - x0) * C));
+    return;
   }
   const int64_t words = (C + 7) / 8;
   for (int64_t x = x0; x < x1; ++x) {
     const int8_t* s = row + (x - g.pl) * st[2];
     int8_t* o = dst + x * cp;
     if (st[3] != 1) {
-      for (int64_t k = 0; k < C; ++k) any |= static_cast<uint8_t>(o[k] = s[k * st[3]]);
+      for (int64_t k = 0; k < C; ++k) o[k] = s[k * st[3]];
     } else if (reinterpret_cast<const uint8_t*>(s) + words * 8 <= src_end) {
       for (int64_t k = 0; k < words; ++k) {  // whole words (cp >= words * 8; the tail is cleared)
         uint64_t v;
         std::memcpy(&v, s + 8 * k, 8);
-        any |= v;
         std::memcpy(o + 8 * k, &v, 8);
       }
     } else {
-      for (int64_t k = 0; k < C; ++k) any |= static_cast<uint8_t>(o[k] = s[k]);
+      for (int64_t k = 0; k < C; ++k) o[k] = s[k];
     }
     fill_bytes(o + C, 0, static_cast<size_t>(cp - C));
   }
-  return (any & 0x8080808080808080ull) != 0;
 }
 
 // Output rows [r0, r1) (over n * oh) of a dw4 convolution.
@@ -819,8 +806,8 @@ struct Dw4Run {
         }
         if (tag[slot] != n * d.hp + y) {
           bool inside = false;
-          neg[slot] = dw4_fill_row(c, g, d, p.dw4_cp, src, src_end, n, y, plain, &inside);
-          isa.dw4_convert(plain, d.ngc, static_cast<int>(g.cout), gr);
+          dw4_fill_row(c, g, d, p.dw4_cp, src, src_end, n, y, plain, &inside);
+          neg[slot] = isa.dw4_convert(plain, d.ngc, static_cast<int>(g.cout), gr);
           tag[slot] = n * d.hp + y;
         }
         nonneg = nonneg && neg[slot] == 0;

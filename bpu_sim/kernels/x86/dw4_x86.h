@@ -128,6 +128,8 @@ struct Y {  // 32 channels
   static V set8(int v) { return _mm256_set1_epi8(static_cast<char>(v)); }
   static V max8(V a, V b) { return _mm256_max_epi8(a, b); }
   static V min8(V a, V b) { return _mm256_min_epi8(a, b); }
+  static V or_(V a, V b) { return _mm256_or_si256(a, b); }
+  static bool any_neg(V a) { return _mm256_movemask_epi8(a) != 0; }
   // int32 lanes of E..H (channel order above) to natural order.
   static void store_acc(int32_t* acc, const V (&v)[4]) {
     store(acc + 0, _mm256_permute2x128_si256(v[0], v[1], 0x20));
@@ -160,19 +162,25 @@ struct X {  // 16 channels
   static V set8(int v) { return _mm_set1_epi8(static_cast<char>(v)); }
   static V max8(V a, V b) { return _mm_max_epi8(a, b); }
   static V min8(V a, V b) { return _mm_min_epi8(a, b); }
+  static V or_(V a, V b) { return _mm_or_si128(a, b); }
+  static bool any_neg(V a) { return _mm_movemask_epi8(a) != 0; }
   static void store_acc(int32_t* acc, const V (&v)[4]) {
     for (int k = 0; k < 4; ++k) store(acc + 4 * k, v[k]);
   }
 };
 
 // Column groups of one block: plain row [columns][cp] -> [ngc][cp * 4].
+// Returns the OR of every byte read (bit 7 of a byte: a negative value).
 template <class O>
-void convert_block(const int8_t* plain, int ngc, int cp, int c0, int width, int8_t* dst) {
+typename O::V convert_block(const int8_t* plain, int ngc, int cp, int c0, int width,
+                            int8_t* dst) {
   using V = typename O::V;
+  V any = O::zero();
   for (int gc = 0; gc < ngc; ++gc) {
     const int8_t* s = plain + static_cast<int64_t>(2 * gc) * cp + c0;
     const V t0 = O::load(s), t1 = O::load(s + cp), t2 = O::load(s + 2 * cp),
             t3 = O::load(s + 3 * cp);
+    any = O::or_(any, O::or_(O::or_(t0, t1), O::or_(t2, t3)));
     const V a = O::lo8(t0, t1), b = O::hi8(t0, t1), c = O::lo8(t2, t3), d = O::hi8(t2, t3);
     int8_t* o = dst + static_cast<int64_t>(gc) * cp * 4 + 4 * c0;
     O::store(o, O::lo16(a, c));
@@ -180,16 +188,21 @@ void convert_block(const int8_t* plain, int ngc, int cp, int c0, int width, int8
     O::store(o + 2 * width, O::lo16(b, d));
     O::store(o + 3 * width, O::hi16(b, d));
   }
+  return any;
 }
-inline void convert(const int8_t* plain, int ngc, int c, int8_t* dst) {
+// Every column of the row is read (group gc covers columns 2gc..2gc+3, the
+// row has 2 * ngc + 2) and every channel [0, cp): the answer covers the row.
+inline bool convert(const int8_t* plain, int ngc, int c, int8_t* dst) {
   const int cp = cpad(c);
+  bool neg = false;
   for (int b = 0; b < block_count(c); ++b) {
     const Block blk = block(c, b);
     if (blk.width == 32)
-      convert_block<Y>(plain, ngc, cp, blk.c0, 32, dst);
+      neg = Y::any_neg(convert_block<Y>(plain, ngc, cp, blk.c0, 32, dst)) || neg;
     else
-      convert_block<X>(plain, ngc, cp, blk.c0, 16, dst);
+      neg = X::any_neg(convert_block<X>(plain, ngc, cp, blk.c0, 16, dst)) || neg;
   }
+  return neg;
 }
 
 // Requantized int8 channels of one block (natural order) for NP pixels at
