@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <thread>
 
 #include "runtime/core/env.h"
 #include "runtime/core/log.h"
@@ -85,7 +86,8 @@ class Task {
   std::string error;
   std::function<void(int32_t)> callback;
   bool callback_done = false;     // taken for its one call
-  bool callback_running = false;  // a user thread's release waits for it to return
+  bool callback_running = false;  // a user thread's release (and wait) waits for it to return
+  std::thread::id callback_thread;  // the thread running it (a wait from inside does not wait)
   // A thread is between submitting a BPU job and its last use of the device
   // for it: the job may complete, and the task end, before that thread
   // returns; a user thread's release waits for it (the process may exit,
@@ -394,6 +396,7 @@ class Engine {
         cb = t->callback;
         t->callback_done = true;
         t->callback_running = true;
+        t->callback_thread = std::this_thread::get_id();
       }
     }
     t->cv.notify_all();
@@ -721,7 +724,12 @@ Status wait_task(Task* t, int32_t timeout_ms) {
   std::unique_lock<std::mutex> lk(t->mu);
   if (t->state == Task::State::kOpen)
     return error(kApiUseError, "waiting on a task whose chain is still open (last hbDNNInfer had more = 1)");
-  auto done = [t] { return t->state == Task::State::kDone; };
+  // Done, and its done-callback returned (UCP: the callback runs before
+  // hbUCPWaitTaskDone returns), unless this is the callback's own thread.
+  const std::thread::id self = std::this_thread::get_id();
+  auto done = [t, self] {
+    return t->state == Task::State::kDone && (!t->callback_running || t->callback_thread == self);
+  };
   if (timeout_ms <= 0) {
     t->cv.wait(lk, done);
   } else if (!t->cv.wait_for(lk, std::chrono::milliseconds(timeout_ms), done)) {
