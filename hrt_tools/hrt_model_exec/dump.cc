@@ -13,9 +13,7 @@
 
 #include "log.h"
 #include "numeric.h"
-#ifndef OPENBPU_HRT_UCP
 #include "openbpu/openbpu.h"
-#endif
 
 namespace openbpu::tools {
 
@@ -239,9 +237,8 @@ bool dump_output(const DumpConfig& cfg, int index, const std::string& name, cons
   return write_txt(path, base, count, p.tensorType, shape, cfg);
 }
 
-#ifndef OPENBPU_HRT_UCP
-// Per-layer outputs come from obpuInferWithLayerOutputs, an extension of
-// libdnn 1.x (.bin models); the UCP build rejects the option (options.cc).
+// Per-layer outputs come from obpuInferWithLayerOutputs, an OpenBPU
+// extension of both libdnn 1.x (.bin) and the UCP runtime (.hbm).
 namespace {
 
 struct LayerDumpState {
@@ -254,16 +251,31 @@ struct LayerDumpState {
   bool ok = true;
 };
 
-// Valid float values in ONNX element order (BPU NHWC 4-D values as NCHW).
-bool layer_floats(const obpuLayerOutput& l, std::vector<float>* v) {
+// Whether a value is described in the BPU's NHWC order: libdnn 1.x reports
+// BPU values in their layout; the UCP runtime describes every value in the
+// ONNX order by its strides.
+bool nhwc_value(const obpuLayerOutput& l) {
+#ifdef OPENBPU_HRT_UCP
+  (void)l;
+  return false;
+#else
+  return l.onBpu && l.properties.tensorLayout == HB_DNN_LAYOUT_NHWC && l.properties.validShape.numDimensions == 4;
+#endif
+}
+
+// Valid float values in ONNX element order (BPU NHWC 4-D values as NCHW)
+// and their ONNX shape.
+bool layer_floats(const obpuLayerOutput& l, std::vector<float>* v, hbDNNTensorShape* shape) {
   hbDNNTensor t{};
   t.properties = l.properties;
-  t.sysMem[0].virAddr = const_cast<void*>(l.data);
-  t.sysMem[0].memSize = static_cast<uint32_t>(std::max(l.properties.alignedByteSize, 0));
+  tensor_mem(t).virAddr = const_cast<void*>(l.data);
+  tensor_mem(t).memSize = static_cast<uint32_t>(std::max<int64_t>(l.properties.alignedByteSize, 0));
   if (!output_to_float(t, v)) return false;
   const hbDNNTensorShape& s = l.properties.validShape;
-  if (!l.onBpu || l.properties.tensorLayout != HB_DNN_LAYOUT_NHWC || s.numDimensions != 4) return true;
+  *shape = s;
+  if (!nhwc_value(l)) return true;
   const int64_t n = s.dimensionSize[0], h = s.dimensionSize[1], w = s.dimensionSize[2], c = s.dimensionSize[3];
+  *shape = hbDNNTensorShape{{s.dimensionSize[0], s.dimensionSize[3], s.dimensionSize[1], s.dimensionSize[2]}, 4};
   std::vector<float> nchw(v->size());
   for (int64_t b = 0; b < n; ++b)
     for (int64_t y = 0; y < h; ++y)
@@ -271,6 +283,20 @@ bool layer_floats(const obpuLayerOutput& l, std::vector<float>* v) {
         for (int64_t k = 0; k < c; ++k)
           nchw[static_cast<size_t>(((b * c + k) * h + y) * w + x)] = (*v)[static_cast<size_t>(((b * h + y) * w + x) * c + k)];
   v->swap(nchw);
+  return true;
+}
+
+// Whether raw_shape(p) lists the data in memory order (dense row-major): the
+// aligned shape of libdnn 1.x always does; a UCP value's strides may be
+// padded or permuted.
+bool memory_order(const hbDNNTensorProperties& p) {
+  if (!kUcp) return true;
+  const std::vector<int64_t> st = byte_strides(p);
+  int64_t dense = element_size(p.tensorType);
+  for (int i = p.validShape.numDimensions - 1; i >= 0; --i) {
+    if (st[static_cast<size_t>(i)] != dense) return false;
+    dense *= p.validShape.dimensionSize[i];
+  }
   return true;
 }
 
@@ -283,22 +309,20 @@ bool write_layer(LayerDumpState& st, const obpuLayerOutput& l) {
   bool ok = true;
   if (st.level == 3) {
     std::vector<float> v;
-    hbDNNTensorShape shape = p.validShape;
-    if (l.onBpu && p.tensorLayout == HB_DNN_LAYOUT_NHWC && shape.numDimensions == 4)
-      shape = hbDNNTensorShape{{p.validShape.dimensionSize[0], p.validShape.dimensionSize[3],
-                                p.validShape.dimensionSize[1], p.validShape.dimensionSize[2]}, 4};
-    ok = layer_floats(l, &v) && write_bytes(path + ".bin", v.data(), v.size() * sizeof(float)) &&
+    hbDNNTensorShape shape{};
+    ok = layer_floats(l, &v, &shape) && write_bytes(path + ".bin", v.data(), v.size() * sizeof(float)) &&
          write_txt(path + ".txt", reinterpret_cast<const uint8_t*>(v.data()), static_cast<int64_t>(v.size()),
                    HB_DNN_TENSOR_TYPE_F32, shape, *st.cfg);
   } else {
     const auto* data = static_cast<const uint8_t*>(l.data);
-    const size_t size = static_cast<size_t>(std::max(p.alignedByteSize, 0));
+    const size_t size = static_cast<size_t>(std::max<int64_t>(p.alignedByteSize, 0));
     ok = write_bytes(path + ".bin", data, size);
     const int esize = element_size(p.tensorType);
     if (ok && st.level == 2 && esize > 0) {
-      hbDNNTensorShape shape = p.alignedShape;
+      // The numbers in memory order, shaped when the shape describes that order.
+      hbDNNTensorShape shape = raw_shape(p);
       const int64_t count = static_cast<int64_t>(size) / esize;
-      if (element_count(shape) != count) shape = hbDNNTensorShape{{static_cast<int32_t>(count)}, 1};
+      if (element_count(shape) != count || !memory_order(p)) shape = hbDNNTensorShape{{static_cast<int32_t>(count)}, 1};
       ok = write_txt(path + ".txt", data, count, p.tensorType, shape, *st.cfg);
     }
   }
@@ -343,14 +367,6 @@ bool dump_layers(const DumpConfig& cfg, int level, hbDNNHandle_t model, const st
            level, st.order.size(), st.dir.c_str());
   return true;
 }
-
-#else
-bool dump_layers(const DumpConfig&, int level, hbDNNHandle_t, const std::vector<hbDNNTensor>&,
-                 std::vector<hbDNNTensor>*) {
-  log_error("dump_intermediate=%d: per-layer dumps are not available for .hbm models (UCP runtime)", level);
-  return false;
-}
-#endif
 
 bool print_top5(const hbDNNTensor& t, const std::string& name) {
   std::vector<float> v;

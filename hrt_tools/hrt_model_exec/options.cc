@@ -228,10 +228,6 @@ bool validate(Options* opt) {
   // hrt_model_exec hands .hbm models to hrt_model_exec_ucp (main.cc), which
   // checks these options against the model.
   const bool hbm = kUcp || has_hbm_model(*opt);
-  if (di != "0" && hbm && opt->mode == Mode::kInfer)
-    return bad_value("dump_intermediate",
-                     "per-layer dumps need obpuInferWithLayerOutputs, which libdnn 1.x (.bin models) has "
-                     "and the UCP runtime (.hbm models) has not; use --enable_dump for model inputs/outputs");
   if (!hbm && !opt->input_img_properties.empty())
     return bad_value("input_img_properties",
                      "hbm-only option: .bin models take an NV12 image as one tensor");

@@ -73,6 +73,12 @@ int32_t obpuGetModelCoreNum(int32_t *coreNum, void *dnnHandle);
  * which are bit-exact with the BPU, so every value is the one the BPU
  * computes; the run takes longer than a normal inference.
  *
+ * The UCP generation's libhbucp.so (hobot/ headers, .hbm models) has the
+ * same function with that generation's types: properties then describe
+ * every value in its ONNX order by byte strides (a BPU value laid out NHWC
+ * is validShape N,C,H,W with the strides permuted alike; a per-channel
+ * quantizeAxis follows the channel).
+ *
  * The callback runs on a library thread; `layer` and the data it points to
  * are valid only during the call. A non-zero return stops the run
  * (HB_DNN_RUN_TASK_FAILED). Returns HB_DNN_SUCCESS or the error of the

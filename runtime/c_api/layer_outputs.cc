@@ -9,57 +9,22 @@
 #include "openbpu/openbpu.h"
 #include "runtime/c_api/api.h"
 #include "runtime/engine/engine.h"
-#include "schema/verify.h"
 
 using namespace openbpu::rt;        // NOLINT
 using namespace openbpu::rt::capi;  // NOLINT
 
 namespace {
 
-class CallbackObserver final : public LayerObserver {
+class CallbackObserver final : public LayerValueObserver {
  public:
   CallbackObserver(obpuLayerOutputCallback cb, void* user) : cb_(cb), user_(user) {}
 
-  bool segment_done(const Model& m, size_t si, const std::vector<uint8_t*>& ptr) override {
-    const Segment& seg = m.segments[si];
-    const std::string op = seg.bpu ? "" : seg.op.op_type;
-    for (size_t k = 0; k < seg.outputs.size(); ++k) {
-      const uint32_t t = seg.outputs[k];
-      if (t == openbpu::model::kAbsentInput) continue;
-      obpuLayerOutput o{};
-      const std::string name = layer_dump_name(seg.name, k);
-      o.name = name.c_str();
-      o.opType = op.c_str();
-      o.nodes = seg.name.c_str();
-      o.tensorName = m.tensors[t].name.c_str();
-      o.onBpu = seg.bpu ? 1 : 0;
-      o.segmentIndex = static_cast<int32_t>(si);
-      fill_properties(m.tensors[t], &o.properties);
-      o.data = ptr[t];
-      if (cb_(&o, user_) != 0) return false;
-    }
-    return true;
-  }
-
-  bool layer_done(const Model& m, size_t si, const LayerRecord& l, const std::vector<const uint8_t*>& at) override {
-    for (size_t k = 0; k < l.outputs.size(); ++k) {
-      const LayerOutputDesc& d = l.outputs[k];
-      obpuLayerOutput o{};
-      const std::string name = layer_dump_name(d.name, 0);
-      o.name = name.c_str();
-      o.opType = l.op_type.c_str();
-      o.nodes = l.nodes.c_str();
-      o.tensorName = d.value.c_str();
-      o.onBpu = 1;
-      o.segmentIndex = static_cast<int32_t>(si);
-      o.firstInstruction = static_cast<int32_t>(l.first);
-      o.instructionCount = static_cast<int32_t>(l.count);
-      fill_properties(d.desc, &o.properties);
-      o.data = at[k];
-      if (cb_(&o, user_) != 0) return false;
-    }
-    (void)m;
-    return true;
+ protected:
+  bool report(const LayerValue& v) override {
+    obpuLayerOutput o{};
+    copy_layer_names(v, &o);
+    fill_properties(*v.desc, &o.properties);
+    return cb_(&o, user_) == 0;
   }
 
  private:

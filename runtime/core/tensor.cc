@@ -76,13 +76,24 @@ int64_t LogicalView::elements() const {
   return n;
 }
 
+namespace {
+constexpr int kNchwFromNhwc[4] = {0, 3, 1, 2};  // N,C,H,W from N,H,W,C
+}  // namespace
+
+int logical_axis(const TensorDesc& t, int axis) {
+  if (axis < 0 || axis >= t.rank()) return -1;
+  if (t.layout != kNHWC || t.rank() != 4) return axis;
+  for (int k = 0; k < 4; ++k)
+    if (kNchwFromNhwc[k] == axis) return k;
+  return -1;
+}
+
 LogicalView logical_view(const TensorDesc& t) {
   LogicalView v;
   v.data_type = t.data_type;
   const std::vector<int64_t> bs = t.byte_strides();
   if (t.layout == kNHWC && t.rank() == 4) {
-    const int perm[4] = {0, 3, 1, 2};  // N,C,H,W from N,H,W,C
-    for (int p : perm) {
+    for (int p : kNchwFromNhwc) {
       v.dims.push_back(t.valid[p]);
       v.strides.push_back(bs[p]);
     }

@@ -71,6 +71,8 @@ struct LogicalView {
 // Logical view of a tensor: for 4-D NHWC tensors the dims are permuted to
 // N,C,H,W; otherwise the listed order is the logical order.
 LogicalView logical_view(const TensorDesc& t);
+// The logical position of layout dimension `axis` (-1 when out of range).
+int logical_axis(const TensorDesc& t, int axis);
 
 // Copies (and converts between numeric types by value, saturating for
 // integers) every element of `src` into `dst` in logical row-major order. The

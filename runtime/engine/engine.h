@@ -61,6 +61,49 @@ class LayerObserver {
                           const std::vector<const uint8_t*>& out) = 0;
 };
 
+// One value of a run as per-layer dumps report it (obpuInferWithLayerOutputs
+// of both API generations): a segment's output or, inside a BPU segment with
+// debug records, a layer's output.
+struct LayerValue {
+  std::string name;     // file-safe: layer_dump_name of the segment or layer
+  std::string op_type;  // the CPU operator or the layer's main node; "" for a BPU subgraph
+  std::string nodes;    // the segment's name; for a layer its ONNX nodes, ';'-separated
+  std::string tensor;   // the ONNX value
+  bool bpu = false;
+  size_t segment = 0;
+  uint32_t first = 0, count = 0;  // a layer's instructions; 0 for a segment
+  const TensorDesc* desc = nullptr;
+  const uint8_t* data = nullptr;
+};
+
+// The naming fields of a LayerValue copied into a per-layer output struct of
+// either API generation (obpuLayerOutput: the same members, other property
+// types); the strings stay owned by `v`.
+template <class Out>
+void copy_layer_names(const LayerValue& v, Out* o) {
+  o->name = v.name.c_str();
+  o->opType = v.op_type.c_str();
+  o->nodes = v.nodes.c_str();
+  o->tensorName = v.tensor.c_str();
+  o->onBpu = v.bpu ? 1 : 0;
+  o->segmentIndex = static_cast<int32_t>(v.segment);
+  o->firstInstruction = static_cast<int32_t>(v.first);
+  o->instructionCount = static_cast<int32_t>(v.count);
+  o->data = v.data;
+}
+
+// A LayerObserver that hands every segment output and layer output, in
+// execution order, to report(); false stops the task.
+class LayerValueObserver : public LayerObserver {
+ public:
+  bool segment_done(const Model& model, size_t segment, const std::vector<uint8_t*>& ptr) final;
+  bool layer_done(const Model& model, size_t segment, const LayerRecord& layer,
+                  const std::vector<const uint8_t*>& out) final;
+
+ protected:
+  virtual bool report(const LayerValue& value) = 0;
+};
+
 struct CtrlParam {
   uint32_t core_mask = 0;
   int32_t priority = 0;

@@ -5,6 +5,8 @@
 
 #include "bpu_sim/executor.h"
 #include "bpu_sim/isa/codec.h"
+#include "runtime/engine/engine.h"
+#include "schema/verify.h"
 
 namespace openbpu::rt {
 
@@ -37,6 +39,45 @@ Status run_bpu_on_host(const Model& m, size_t si, const std::vector<uint8_t*>& p
     }
   }
   return Status::Ok();
+}
+
+bool LayerValueObserver::segment_done(const Model& m, size_t si, const std::vector<uint8_t*>& ptr) {
+  const Segment& seg = m.segments[si];
+  for (size_t k = 0; k < seg.outputs.size(); ++k) {
+    const uint32_t t = seg.outputs[k];
+    if (t == openbpu::model::kAbsentInput) continue;
+    LayerValue v;
+    v.name = layer_dump_name(seg.name, k);
+    v.op_type = seg.bpu ? "" : seg.op.op_type;
+    v.nodes = seg.name;
+    v.tensor = m.tensors[t].name;
+    v.bpu = seg.bpu;
+    v.segment = si;
+    v.desc = &m.tensors[t];
+    v.data = ptr[t];
+    if (!report(v)) return false;
+  }
+  return true;
+}
+
+bool LayerValueObserver::layer_done(const Model&, size_t si, const LayerRecord& l,
+                                    const std::vector<const uint8_t*>& out) {
+  for (size_t k = 0; k < l.outputs.size(); ++k) {
+    const LayerOutputDesc& d = l.outputs[k];
+    LayerValue v;
+    v.name = layer_dump_name(d.name, 0);
+    v.op_type = l.op_type;
+    v.nodes = l.nodes;
+    v.tensor = d.value;
+    v.bpu = true;
+    v.segment = si;
+    v.first = l.first;
+    v.count = l.count;
+    v.desc = &d.desc;
+    v.data = out[k];
+    if (!report(v)) return false;
+  }
+  return true;
 }
 
 }  // namespace openbpu::rt

@@ -11,6 +11,7 @@
 
 #include "hobot/dnn/hb_dnn.h"
 #include "hobot/hb_ucp_status.h"
+#include "openbpu/openbpu.h"
 #include "runtime/c_api/handles.h"
 #include "runtime/engine/engine.h"
 #include "runtime/profiler/profiler.h"
@@ -307,6 +308,45 @@ int32_t get_task_output_props(hbDNNTensorProperties* props, hbUCPTaskHandle_t ta
                    "hbDNNGetTaskOutputTensorProperties");
 }
 
+// obpuInferWithLayerOutputs of this generation: the values in gen-B terms
+// (layer_view: logical order, byte strides, SCALE).
+class LayerCallback final : public rt::LayerValueObserver {
+ public:
+  LayerCallback(obpuLayerOutputCallback cb, void* user) : cb_(cb), user_(user) {}
+
+ protected:
+  bool report(const rt::LayerValue& v) override {
+    ViewTensor t;
+    layer_view(*v.desc, &t);
+    obpuLayerOutput o{};
+    copy_layer_names(v, &o);
+    o.properties = t.props;
+    return cb_(&o, user_) == 0;
+  }
+
+ private:
+  obpuLayerOutputCallback cb_;
+  void* user_;
+};
+
+int32_t infer_with_layer_outputs(hbDNNTensor** output, hbDNNTensor const* input, hbDNNHandle_t h,
+                                 obpuLayerOutputCallback callback, void* user) {
+  if (output == nullptr || *output == nullptr || input == nullptr || callback == nullptr)
+    return fail(HB_UCP_INVALID_ARGUMENT, "obpuInferWithLayerOutputs: NULL argument");
+  OBPU_VIEW("obpuInferWithLayerOutputs", h);
+  std::vector<rt::IoBuffer> ins, outs;
+  rt::Status st = to_io_buffers(*v, input, *output, &ins, &outs);
+  if (!st.ok()) return to_ucp(st);
+  rt::CtrlParam ctrl;
+  ctrl.observer = std::make_shared<LayerCallback>(callback, user);
+  std::shared_ptr<rt::Task> task;
+  st = rt::submit_run(&task, v->model, ins, outs, ctrl, false);
+  if (!st.ok()) return to_ucp(st);
+  st = rt::wait_task(task.get(), 0);
+  rt::release_task(task);
+  return st.ok() ? HB_UCP_SUCCESS : fail(to_ucp(st), "obpuInferWithLayerOutputs: " + st.message());
+}
+
 const DnnApi kApi = {
     kBridgeVersion,
     initialize_from_files,
@@ -335,4 +375,10 @@ const DnnApi kApi = {
 
 OBPU_UCP_API const openbpu::ucp::DnnApi* openbpu_ucp_dnn_api(uint32_t version) {
   return version == openbpu::ucp::kBridgeVersion ? &openbpu::ucp::kApi : nullptr;
+}
+
+OBPU_UCP_API int32_t obpuInferWithLayerOutputs(hbDNNTensor** output, hbDNNTensor const* input,
+                                               hbDNNHandle_t dnnHandle, obpuLayerOutputCallback callback,
+                                               void* userData) {
+  return openbpu::ucp::infer_with_layer_outputs(output, input, dnnHandle, callback, userData);
 }

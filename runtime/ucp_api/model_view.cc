@@ -19,13 +19,19 @@ void set_shape(hbDNNTensorShape* s, const std::vector<int32_t>& dims) {
   for (size_t i = 0; i < dims.size() && i < HB_DNN_TENSOR_MAX_DIMENSIONS; ++i) s->dimensionSize[i] = dims[i];
 }
 
-ViewTensor tensor_view(const TensorDesc& d, uint32_t io) {
+// In layout order (the model's inputs and outputs, as applications see
+// them), or in the logical ONNX order of rt::logical_view (layer outputs).
+ViewTensor tensor_view(const TensorDesc& d, uint32_t io, bool logical = false) {
   ViewTensor v;
   v.name = d.name;
   v.io = io;
-  set_shape(&v.props.validShape, d.valid);
+  const rt::LogicalView lv = rt::logical_view(d);
+  if (logical)
+    set_shape(&v.props.validShape, std::vector<int32_t>(lv.dims.begin(), lv.dims.end()));
+  else
+    set_shape(&v.props.validShape, d.valid);
   v.props.tensorType = ucp_data_type(d.data_type);
-  const std::vector<int64_t> st = d.byte_strides();
+  const std::vector<int64_t> st = logical ? lv.strides : d.byte_strides();
   for (size_t i = 0; i < st.size() && i < HB_DNN_TENSOR_MAX_DIMENSIONS; ++i) v.props.stride[i] = st[i];
   v.props.alignedByteSize = d.aligned_byte_size;
   if (d.quant.type == rt::kQuantScale) {
@@ -36,7 +42,7 @@ ViewTensor tensor_view(const TensorDesc& d, uint32_t io) {
     for (uint8_t s : d.quant.shifts) v.scales.push_back(std::ldexp(1.0f, -static_cast<int>(s)));
   }
   v.props.quantiType = v.scales.empty() ? NONE : SCALE;
-  v.props.quantizeAxis = v.scales.size() > 1 ? d.quant.axis : -1;
+  v.props.quantizeAxis = v.scales.size() <= 1 ? -1 : logical ? rt::logical_axis(d, d.quant.axis) : d.quant.axis;
   return v;
 }
 
@@ -58,13 +64,15 @@ ViewTensor plane_view(const std::string& name, uint32_t io, ViewTensor::Kind kin
   return v;
 }
 
+void point_scales(ViewTensor* v) {
+  v->props.scale.scaleLen = static_cast<int32_t>(v->scales.size());
+  v->props.scale.scaleData = v->scales.empty() ? nullptr : v->scales.data();
+  v->props.scale.zeroPointLen = static_cast<int32_t>(v->zero_points.size());
+  v->props.scale.zeroPointData = v->zero_points.empty() ? nullptr : v->zero_points.data();
+}
+
 void point_scales(std::vector<ViewTensor>* ts) {
-  for (ViewTensor& v : *ts) {
-    v.props.scale.scaleLen = static_cast<int32_t>(v.scales.size());
-    v.props.scale.scaleData = v.scales.empty() ? nullptr : v.scales.data();
-    v.props.scale.zeroPointLen = static_cast<int32_t>(v.zero_points.size());
-    v.props.scale.zeroPointData = v.zero_points.empty() ? nullptr : v.zero_points.data();
-  }
+  for (ViewTensor& v : *ts) point_scales(&v);
 }
 
 // The caller's validShape must be the model's (dynamic dimensions filled in).
@@ -159,6 +167,11 @@ int32_t ucp_data_type(int32_t t) {
     case rt::kBool8: return HB_DNN_TENSOR_TYPE_BOOL8;
     default: return HB_DNN_TENSOR_TYPE_U8;  // U8 and the image types (bytes)
   }
+}
+
+void layer_view(const TensorDesc& d, ViewTensor* v) {
+  *v = tensor_view(d, 0, true);
+  point_scales(v);
 }
 
 std::unique_ptr<ModelView> make_view(rt::Model* model) {

@@ -36,6 +36,12 @@ struct ModelView {
 // Builds the view of a model.
 std::unique_ptr<ModelView> make_view(rt::Model* model);
 
+// A value inside the model (obpuInferWithLayerOutputs): in the logical ONNX
+// order of rt::logical_view (4-D NHWC data as N,C,H,W with the byte strides
+// permuted alike, a per-channel quantizeAxis moved with them); the scale
+// arrays point into *v.
+void layer_view(const rt::TensorDesc& d, ViewTensor* v);
+
 // gen-B hbDNNDataType of an internal data type (image types are U8).
 int32_t ucp_data_type(int32_t internal_type);
 

@@ -389,11 +389,13 @@ hbm_infer)
   run error infer --model_file="$DATA/tiny_cnn.hbm" --input_file="$DATA/tiny_cnn_input.bin" \
     --input_img_properties=Y,UV
   has err.txt "the image inputs of model 'tiny_cnn' are none"
-  # Per-layer dumps are a libdnn 1.x extension (obpuInferWithLayerOutputs).
-  run error infer --model_file="$DATA/tiny_cnn.hbm" --input_file="$DATA/tiny_cnn_input.bin" \
-    --dump_intermediate=1
-  has err.txt "flag 'dump_intermediate'.*UCP runtime \(\.hbm models\) has not"
-  [ ! -e intermediate ] || fail "dump_intermediate on a .hbm model created intermediate/"
+  # Per-layer dumps (obpuInferWithLayerOutputs of the UCP runtime): the
+  # subgraph's output, whose file is the model output's bytes.
+  run ok infer --model_file="$DATA/tiny_cnn.hbm" --input_file="$DATA/tiny_cnn_input.bin" \
+    --dump_intermediate=1 --enable_dump=true
+  has intermediate/layer_mapping.txt "BPU"
+  last=$(tail -n 1 intermediate/execution_order.txt)
+  cmp -s "intermediate/$last" model_infer_output_0_*.bin || fail "last layer of the .hbm dump is not the output"
   ;;
 
 hbm_infer_nv12)

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""HB_ONNXRuntime: the quantized ONNX model equals the .bin bit for bit; the
-float models compute what an independent numpy implementation of the source
-model computes; input_offset and dtype conversions follow the vendor's rules."""
+"""HB_ONNXRuntime: the quantized ONNX model equals the .bin (hb_mapper) and
+the .hbm (hb_compile) bit for bit; the float models compute what an
+independent numpy implementation of the source model computes; input_offset
+and dtype conversions follow the vendor's rules."""
 import unittest
 
 import numpy as np
@@ -11,7 +12,7 @@ from onnx import numpy_helper
 
 import openbpu
 from openbpu import HB_ONNXRuntime
-from common import MODELS, calibration_samples, cosine, model_file
+from common import MODELS, calibration_samples, cosine, hbm_file, model_file
 
 
 def conv2d(x, w, b, pad, stride=1):
@@ -57,6 +58,33 @@ class OnnxRuntime(unittest.TestCase):
             # int8 "_128" data: input_offset adds the 128 back.
             as_int8 = (bgr.astype(np.int16) - 128).astype(np.int8)
             self.assertEqual(sess.run(None, {"image": as_int8}, input_offset=128)[0].tobytes(), want.tobytes())
+
+    def test_quantized_model_equals_hbm(self):
+        """hb_compile's quantized ONNX model against its .hbm (the UCP
+        generation): an int32 output with per-channel scales, and NV12 given
+        to the .hbm as Y and UV planes and to the quantized model as the one
+        NV12 tensor of their bytes."""
+        name = "sensitive_int_hbm"
+        sess = HB_ONNXRuntime(model_file=model_file(name, "quantized"))
+        m = openbpu.load_model(hbm_file(name))
+        for x in calibration_samples(name, "input"):
+            got, want = sess.run_feature(None, {"input": x})[0], m.infer([x])[0]
+            self.assertEqual((got.dtype, got.shape), (want.dtype, want.shape), name)
+            self.assertEqual(got.tobytes(), want.tobytes(), name)
+        name = "image_nv12_hbm"
+        sess = HB_ONNXRuntime(model_file=model_file(name, "quantized"))
+        m = openbpu.load_model(hbm_file(name))
+        shape = sess.get_inputs()[0].shape
+        self.assertEqual(int(np.prod(shape)), 32 * 32 * 3 // 2)  # NV12 bytes
+        rng = np.random.default_rng(11)
+        for _ in range(3):
+            y = rng.integers(0, 256, (1, 32, 32, 1), dtype=np.uint8)
+            uv = rng.integers(0, 256, (1, 16, 16, 2), dtype=np.uint8)
+            want = m.infer([y, uv])[0]
+            nv12 = np.concatenate([y.ravel(), uv.ravel()]).reshape(shape)
+            got = sess.run(None, {sess.input_names[0]: nv12})[0]
+            self.assertEqual((got.dtype, got.shape), (want.dtype, want.shape), name)
+            self.assertEqual(got.tobytes(), want.tobytes(), name)
 
     def test_float_models_compute_the_source_model(self):
         w = weights("sensitive")

@@ -40,6 +40,12 @@ Cases (each a ctest test):
              last layer against the .bin's output bit for bit; hb_mapper infer
              on the calibrated model writes the same names: vec_diff pairs
              every layer and its figures equal numpy's.
+  layer_dump_hbm  the same for the UCP generation: the PP-OCR classifier's
+             yaml (march nash-e) through hb_compile (.hbm) and hb_mapper
+             (.bin); hrt_model_exec --dump_intermediate=3 on the .hbm (Y and
+             UV planes of the same NV12 frame) writes the .bin's files, bit
+             for bit, the layers inside the BPU subgraph against ONNX Runtime
+             on the optimized float model.
   cli        --help and --version of every model tool.
 
 usage: tools_e2e.py CASE --work DIR --bin BUILD_BIN_DIR --e2e CONVERTER_E2E_DIR
@@ -658,6 +664,28 @@ def float_values(model_path, tensors, input_file, input_name, dims, out_dir, dty
     return {t: np.fromfile(os.path.join(out_dir, re.sub(r"[/\\:]", "_", t) + ".bin"), np.float32) for t in tensors}
 
 
+def check_inside_layers(inside, header, inter, optimized, i8_input, out_dir):
+    """Each layer inside a BPU subgraph (level-3 dump in folder inter) against
+    ONNX Runtime's value of the same tensor in the optimized float model (the
+    graph the compiler placed; int8 input: the YUV444 of the same NV12 minus
+    128)."""
+    import onnx
+    opt_in = onnx.load(optimized).graph.input[0]
+    opt_dims = [d.dim_value for d in opt_in.type.tensor_type.shape.dim]
+    ref = float_values(optimized, [l[header.index("tensor")] for l in inside], i8_input, opt_in.name, opt_dims,
+                       out_dir, "int8")
+    worst = 1.0
+    for l in inside:
+        a = ref[l[header.index("tensor")]]
+        got = np.fromfile(os.path.join(inter, l[0]), np.float32)
+        if not check(a.size == got.size, "%s: %d values, ONNX Runtime %d" % (l[0], got.size, a.size)):
+            continue
+        cos = float(np.dot(a, got) / (np.linalg.norm(a) * np.linalg.norm(got) + 1e-30))
+        worst = min(worst, cos)
+        check(cos > 0.95, "%s: cosine %.4f with the optimized float model's %s" % (l[0], cos, l[header.index("tensor")]))
+    print("%d layers inside the BPU subgraph against ONNX Runtime: lowest cosine %.5f" % (len(inside), worst))
+
+
 def layer_dump(args):
     import onnx
     work = args.work
@@ -717,25 +745,9 @@ def layer_dump(args):
     # Layers inside the BPU subgraph (debug records): instruction ranges.
     inside = [l for l in layers if l[header.index("on")] == "BPU" and int(l[header.index("instruction_count")]) > 0]
     check(len(inside) >= 3, "only %d layers inside the BPU subgraph dumped" % len(inside))
-    # ... each against ONNX Runtime's value of the same tensor in the
-    # optimized float model (the graph the compiler placed; int8 input: the
-    # YUV444 of the same NV12 minus 128).
     optimized = os.path.join(e2e, "model_output", case + "_optimized_float_model.onnx")
     i8_input = open(os.path.join(e2e, "i8.txt")).readline().split()[0]
-    opt_in = onnx.load(optimized).graph.input[0]
-    opt_dims = [d.dim_value for d in opt_in.type.tensor_type.shape.dim]
-    ref = float_values(optimized, [l[header.index("tensor")] for l in inside], i8_input, opt_in.name, opt_dims,
-                       os.path.join(work, "ort_optimized"), "int8")
-    worst = 1.0
-    for l in inside:
-        a = ref[l[header.index("tensor")]]
-        got = np.fromfile(os.path.join(inter, l[0]), np.float32)
-        if not check(a.size == got.size, "%s: %d values, ONNX Runtime %d" % (l[0], got.size, a.size)):
-            continue
-        cos = float(np.dot(a, got) / (np.linalg.norm(a) * np.linalg.norm(got) + 1e-30))
-        worst = min(worst, cos)
-        check(cos > 0.95, "%s: cosine %.4f with the optimized float model's %s" % (l[0], cos, l[header.index("tensor")]))
-    print("%d layers inside the BPU subgraph against ONNX Runtime: lowest cosine %.5f" % (len(inside), worst))
+    check_inside_layers(inside, header, inter, optimized, i8_input, os.path.join(work, "ort_optimized"))
     # hb_mapper infer on the calibrated model writes its per-node outputs under
     # the same names: vec_diff pairs every layer inside the subgraph, with the
     # figures numpy computes from the two files.
@@ -759,6 +771,73 @@ def layer_dump(args):
           % (len(rows), min(float(r_[2]) for r_ in rows) if rows else 0))
 
 
+def read_mapping(inter):
+    """layer_mapping.txt of a dump folder: header and rows (split at tabs)."""
+    mapping = [l.rstrip("\n").split("\t") for l in open(os.path.join(inter, "layer_mapping.txt"))]
+    return mapping[0], mapping[1:]
+
+
+def layer_dump_hbm(args):
+    import onnx
+    work = args.work
+    case = "ppocr_cls_nv12"
+    e2e = os.path.join(args.e2e, case)
+    with open(os.path.join(e2e, "config.yaml")) as f:
+        text = re.sub(r"march: '[^']*'", "march: 'nash-e'", f.read())
+    # One yaml, two tools: hb_compile's .hbm and hb_mapper's .bin of the same model.
+    models = {}
+    for kind, cmd in (("hbm", ["hb_compile", "--config", "config.yaml"]),
+                      ("bin", ["hb_mapper", "makertbin", "--config", "config.yaml", "--model-type", "onnx"])):
+        d = os.path.join(work, kind)
+        os.makedirs(d)
+        with open(os.path.join(d, "config.yaml"), "w") as f:
+            f.write(re.sub(r"working_dir: '[^']*'", "working_dir: '%s'" % os.path.join(d, "model_output"), text))
+        run([os.path.join(args.bin, cmd[0])] + cmd[1:], cwd=d)
+        models[kind] = os.path.join(d, "model_output", case + "." + kind)
+    rt_input = open(os.path.join(e2e, "rt.txt")).readline().split()[0]
+    nv12 = np.fromfile(rt_input, np.uint8)
+    y, uv = os.path.join(work, "y.bin"), os.path.join(work, "uv.bin")
+    nv12[:nv12.size * 2 // 3].tofile(y)
+    nv12[nv12.size * 2 // 3:].tofile(uv)
+    dumps = {k: os.path.join(work, "dump_" + k) for k in models}
+    run([os.path.join(args.bin, "hrt_model_exec"), "infer", "--model_file=" + models["bin"], "--input_file=" + rt_input,
+         "--dump_intermediate=3", "--dump_path=" + dumps["bin"]], cwd=work)
+    # (hrt_model_exec hands the .hbm to hrt_model_exec_ucp, the UCP build.)
+    run([os.path.join(args.bin, "hrt_model_exec"), "infer", "--model_file=" + models["hbm"], "--input_file=%s,%s" % (y, uv),
+         "--input_img_properties=Y,UV", "--dump_intermediate=3", "--dump_path=" + dumps["hbm"], "--enable_dump=true"],
+        cwd=work)
+    inter = {k: os.path.join(v, "intermediate") for k, v in dumps.items()}
+    order = {k: [l.strip() for l in open(os.path.join(v, "execution_order.txt"))] for k, v in inter.items()}
+    check(order["hbm"] == order["bin"], "the .hbm dump's layers differ from the .bin dump's: %s vs %s"
+          % (order["hbm"][:5], order["bin"][:5]))
+    # The same layers, values bit for bit (the .hbm describes BPU values by
+    # strides in the ONNX order, the .bin by the NHWC layout: level 3 writes both in the ONNX order).
+    (header, layers), (_, bin_layers) = read_mapping(inter["hbm"]), read_mapping(inter["bin"])
+    same_cols = [header.index(c) for c in ("file", "op_type", "on", "segment", "first_instruction",
+                                           "instruction_count", "data_type", "nodes", "tensor")]
+    check([[l[i] for i in same_cols] for l in layers] == [[l[i] for i in same_cols] for l in bin_layers],
+          "layer_mapping.txt of the .hbm and the .bin differ")
+    differ = [f for f in order["hbm"] for ext in (".bin", ".txt")
+              if open(os.path.join(inter["hbm"], f[:-4] + ext), "rb").read()
+              != open(os.path.join(inter["bin"], f[:-4] + ext), "rb").read()]
+    check(not differ, "%d of %d dumped files differ between the .hbm and the .bin: %s"
+          % (len(differ), 2 * len(order["hbm"]), differ[:5]))
+    inside = [l for l in layers if l[header.index("on")] == "BPU" and int(l[header.index("instruction_count")]) > 0]
+    check(len(inside) >= 3, "only %d layers inside the .hbm's BPU subgraph dumped" % len(inside))
+    print("%d files of the .hbm dump equal the .bin dump's (%d layers inside BPU subgraphs)"
+          % (len(order["hbm"]), len(inside)))
+    # The last layer is the model output.
+    for o in (f for f in os.listdir(dumps["hbm"]) if f.startswith("model_infer_output_")):
+        check(np.array_equal(np.fromfile(os.path.join(dumps["hbm"], o), np.float32),
+                             np.fromfile(os.path.join(inter["hbm"], order["hbm"][-1]), np.float32)),
+              "last dumped layer of the .hbm differs from its output %s" % o)
+    optimized = os.path.join(work, "hbm", "model_output", case + "_optimized_float_model.onnx")
+    i8_input = open(os.path.join(e2e, "i8.txt")).readline().split()[0]
+    check(onnx.load(optimized).graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.INT8,
+          "the optimized float model does not take the int8 input")
+    check_inside_layers(inside, header, inter["hbm"], optimized, i8_input, os.path.join(work, "ort_optimized"))
+
+
 TOOLS = ("hb_model_info", "hb_perf", "hb_pack", "hb_model_modifier", "vec_diff", "hb_verifier", "hb_model_verifier",
          "hb_eval_preprocess", "hb_mapper")
 
@@ -780,7 +859,8 @@ def cli(args):
 
 
 CASES = {"cli": cli, "info_pack": info_pack, "timing": timing, "vec_diff": vec_diff, "eval_preprocess": eval_preprocess,
-         "perf": perf, "modifier": modifier, "verifier": verifier, "layer_dump": layer_dump}
+         "perf": perf, "modifier": modifier, "verifier": verifier, "layer_dump": layer_dump,
+         "layer_dump_hbm": layer_dump_hbm}
 
 
 def main():

@@ -27,7 +27,8 @@ set(want_dnn hbDNNGetCompileBpuCoreNum hbDNNGetErrorDesc hbDNNGetHBMDesc hbDNNGe
     hbDNNGetTaskOutputTensorProperties hbDNNGetVersion hbDNNInferV2 hbDNNInitializeFromDDR
     hbDNNInitializeFromFiles hbDNNRelease)
 set(want_ucp hbUCPFree hbUCPGetErrorDesc hbUCPGetSocName hbUCPGetVersion hbUCPMalloc hbUCPMallocCached
-    hbUCPMemFlush hbUCPReleaseTask hbUCPSetTaskDoneCb hbUCPSubmitTask hbUCPWaitTaskDone obpuProfilerSetRunningCondition
+    hbUCPMemFlush hbUCPReleaseTask hbUCPSetTaskDoneCb hbUCPSubmitTask hbUCPWaitTaskDone obpuInferWithLayerOutputs
+    obpuProfilerSetRunningCondition
     obpuProfilerStart obpuProfilerStop openbpu_ucp_dnn_api)
 exported(${DNN} got_dnn)
 exported(${HBUCP} got_ucp)
