@@ -36,8 +36,8 @@ def sample_images(size):
 
 
 def normalize(x):
-    mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
-    std = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
+    mean = torch.tensor([0.485, 0.456, 0.406], dtype=x.dtype).view(1, 3, 1, 1)
+    std = torch.tensor([0.229, 0.224, 0.225], dtype=x.dtype).view(1, 3, 1, 1)
     return (x - mean) / std
 
 
@@ -91,11 +91,16 @@ class MobileNetV1(nn.Module):
 
 
 def warm_bn(model, images):
-    model.train()
+    """BatchNorm statistics from the photos, computed in float64 and rounded
+    to float32 once: PyTorch's float32 kernels sum in an order that depends
+    on the CPU's vector ISA (AVX2 vs AVX-512 give different last bits), so
+    float32 statistics would make the exported model, and every .bin digest
+    recorded from it (tests/converter/e2e/bin_digests.txt), machine-dependent."""
+    model.double().train()
     with torch.no_grad():
         for _ in range(3):
-            model(normalize(images))
-    model.eval()
+            model(normalize(images.double()))
+    model.float().eval()
 
 
 def main():
@@ -114,7 +119,8 @@ def main():
     }
     for name, model in models.items():
         size = 128 if name == "detector" else 224
-        imgs = torch.nn.functional.interpolate(images, size=(size, size), mode="bilinear", align_corners=False)
+        imgs = torch.nn.functional.interpolate(images.double(), size=(size, size), mode="bilinear",
+                                               align_corners=False)
         warm_bn(model, imgs)
         x = torch.zeros(1, 3, size, size)
         out_names = {"detector": ["cls", "box"], "mobilenet_v1": ["prob"]}.get(name, ["logits"])
