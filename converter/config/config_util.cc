@@ -281,15 +281,11 @@ void resolve_input_sources(Config& config, const Warn& warn) {
                                                    in.input_source + " by default");
       continue;
     }
-    // hb_compile (nash, seed 004) constrains only resizer (nv12 or gray):
-    // the UCP runtime reads every other input from memory, the .hbm keeps
-    // the configured source as a record.
+    // hb_compile (nash, seed 004) constrains only resizer (nv12 or gray,
+    // the checks below): the UCP runtime reads every other input from
+    // memory, the .hbm keeps the configured source as a record.
     const bool nash = config.model_parameters.march.rfind("nash", 0) == 0;
-    if (nash && it->second == "resizer")
-      fail("compiler_parameters.input_source",
-           "input '" + in.name + "': resizer inputs (Y, UV and a ROI tensor) are not supported on " +
-               config.model_parameters.march + " yet (the UCP runtime has no ROI input); use pyramid or ddr");
-    if (nash && !source_supports(it->second, rt)) {
+    if (nash && it->second != "resizer" && !source_supports(it->second, rt)) {
       warn("compiler_parameters.input_source",
            "input '" + in.name + "': input_source " + it->second + " with input_type_rt " + rt +
                " is kept as a record; the UCP runtime reads the input from memory");

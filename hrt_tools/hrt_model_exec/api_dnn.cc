@@ -79,6 +79,7 @@ bool describe_model(hbDNNHandle_t h, const std::string& name, ModelDesc* desc) {
   }
   desc->input_resizer.resize(nin);
   desc->input_kinds.resize(nin);
+  desc->input_roi.assign(nin, false);
   for (int32_t i = 0; i < nin; ++i) {
     desc->input_resizer[i] = desc->input_sources[i] == HB_DNN_INPUT_FROM_RESIZER;
     desc->input_kinds[i] = kind_of(desc->inputs[i].tensorType);

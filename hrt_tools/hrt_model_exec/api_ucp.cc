@@ -31,6 +31,14 @@ ImageKind plane_kind(const hbDNNTensorProperties& p) {
   return ImageKind::kNone;
 }
 
+// The roi input of a resizer input (after its planes): S32 (1, 4), stride
+// (16, 4) holding left, top, right, bottom.
+bool is_roi_tensor(const hbDNNTensorProperties& p) {
+  const hbDNNTensorShape& s = p.validShape;
+  return p.tensorType == HB_DNN_TENSOR_TYPE_S32 && s.numDimensions == 2 && s.dimensionSize[0] == 1 &&
+         s.dimensionSize[1] == 4 && p.stride[0] == 16 && p.stride[1] == 4;
+}
+
 // The simulated SoC's BPU cores and march, from the SoC name the way S100
 // applications read it (S600: nash-p with 4 cores; S100P: nash-m).
 void soc_platform(std::string* march, int* cores) {
@@ -100,12 +108,18 @@ bool describe_model(hbDNNHandle_t h, const std::string& name, ModelDesc* desc) {
   desc->input_sources.assign(nin, 0);
   desc->input_resizer.assign(nin, false);
   desc->input_kinds.assign(nin, ImageKind::kNone);
+  desc->input_roi.assign(nin, false);
+  bool frame = false;  // a resizer input's planes came before
   for (int32_t i = 0; i < nin && rc == 0; ++i) {
     const char* n = nullptr;
     rc = hbDNNGetInputTensorProperties(&desc->inputs[i], h, i);
     if (rc == 0) rc = hbDNNGetInputName(&n, h, i);
     if (rc == 0) desc->input_names[i] = n != nullptr ? n : "";
-    if (rc == 0) desc->input_kinds[i] = plane_kind(desc->inputs[i]);
+    if (rc != 0) break;
+    desc->input_kinds[i] = plane_kind(desc->inputs[i]);
+    frame = frame || (desc->input_kinds[i] == ImageKind::kPlaneY && desc->inputs[i].validShape.dimensionSize[1] == -1);
+    desc->input_roi[i] = frame && is_roi_tensor(desc->inputs[i]);
+    if (desc->input_roi[i]) frame = false;
   }
   desc->outputs.resize(nout);
   desc->output_names.resize(nout);

@@ -146,7 +146,9 @@ bool load_image(const std::string& file, int index, const std::string& name, Ima
                 InputData* data) {
   hbDNNTensorProperties& p = data->props;
   int h = 0, w = 0;
-  if (kind == ImageKind::kNone || !image_size(p, kind, &h, &w)) {
+  // A frame (keep_size) may have no size yet: the image gives it.
+  const bool sized = kind != ImageKind::kNone && image_size(p, kind, &h, &w);
+  if (!sized && (kind == ImageKind::kNone || !keep_size)) {
     log_error(
         "image file '%s' given for input[%d] '%s' of type %s: images feed image inputs "
         "(NV12, Y, RGB, BGR, YUV444, or the Y/UV planes of NV12) only; give a .bin or .txt file",

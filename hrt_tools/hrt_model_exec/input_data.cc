@@ -103,7 +103,15 @@ bool load_txt(const std::string& file, const ModelDesc& d, int i, InputData* dat
   return true;
 }
 
+// A Y or UV plane of a gen-B resizer input whose frame size is still open:
+// an image file gives it (its own size), or --input_valid_shape.
+bool open_frame(const ModelDesc& d, const hbDNNTensorProperties& p, int i) {
+  const ImageKind k = d.input_kinds[static_cast<size_t>(i)];
+  return (k == ImageKind::kPlaneY || k == ImageKind::kPlaneUV) && p.validShape.dimensionSize[1] == -1;
+}
+
 bool check_supported(const ModelDesc& d, int i) {
+  if (open_frame(d, d.inputs[i], i)) return true;
   if (element_size(d.inputs[i].tensorType) == 0 || tight_byte_size(d.inputs[i]) <= 0) {
     log_error("%s: this tensor type or shape is not supported by hrt_model_exec",
               describe_input(d, i).c_str());
@@ -211,8 +219,14 @@ bool load_one(const ModelDesc& desc, const std::string& file, int i, bool resize
               InputData* data) {
   const size_t k = static_cast<size_t>(i);
   bool ok;
+  const bool frame = open_frame(desc, data->props, i);
   if (is_image_file(file)) {
-    ok = load_image(file, i, desc.input_names[k], desc.input_kinds[k], resizer, data);
+    ok = load_image(file, i, desc.input_names[k], desc.input_kinds[k], resizer || frame, data);
+  } else if (frame) {
+    log_error("%s takes a whole frame of the size given: give an image file (jpg/png), or the frame size with "
+              "--input_valid_shape",
+              describe_input(desc, i).c_str());
+    ok = false;
   } else if (resizer) {
     log_error("%s is a resizer input: give the whole frame as an image file (jpg/png), not '%s'",
               describe_input(desc, i).c_str(), file.c_str());
@@ -243,6 +257,12 @@ bool random_inputs(const ModelDesc& desc, uint32_t seed, std::vector<InputData>*
       log_error(
           "%s is a resizer input: perf needs --input_file with an image and --roi_infer, --roi",
           describe_input(desc, static_cast<int>(k)).c_str());
+      return false;
+    }
+    if (desc.input_roi[k] || open_frame(desc, desc.inputs[k], static_cast<int>(k))) {
+      log_error("%s belongs to a resizer input: give --input_file with the image for its Y and UV inputs and a txt "
+                "file \"left top right bottom\" for its roi",
+                describe_input(desc, static_cast<int>(k)).c_str());
       return false;
     }
     InputData data;
@@ -333,7 +353,8 @@ bool apply_input_options(const Options& opt, ModelDesc* desc) {
     for (size_t d = 0; d < strides[k].size(); ++d) desc->inputs[k].stride[d] = strides[k][d];
   for (size_t k = 0; k < desc->inputs.size(); ++k)
     for (int32_t d = 0; d < desc->inputs[k].validShape.numDimensions; ++d)
-      if (desc->inputs[k].validShape.dimensionSize[d] == -1) {
+      if (desc->inputs[k].validShape.dimensionSize[d] == -1 &&
+          !open_frame(*desc, desc->inputs[k], static_cast<int>(k))) {
         log_error("input[%zu] '%s' has a dynamic dimension %d: give its size with --input_valid_shape", k,
                   desc->input_names[k].c_str(), d);
         return false;

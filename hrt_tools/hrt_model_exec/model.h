@@ -49,6 +49,9 @@ struct ModelDesc {
   std::vector<int32_t> input_sources;  // hbDNNInputSource (gen A; 0 in gen B)
   std::vector<bool> input_resizer;     // fed by a resizer (an image + ROI)
   std::vector<ImageKind> input_kinds;  // how an image file feeds each input
+  // Gen B: the roi tensor (S32 left, top, right, bottom) of a resizer input,
+  // whose Y/UV planes take a whole frame (dynamic H and W).
+  std::vector<bool> input_roi;
   int cores = 1;                       // BPU cores of the platform it runs on
 };
 

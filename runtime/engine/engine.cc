@@ -48,6 +48,15 @@ void image_row_strides(const IoBuffer& u, int wi, int64_t* sy, int64_t* suv) {
   *suv = u.row_stride[1] > 0 ? u.row_stride[1] : *sy;
 }
 
+// Image planes to the tight rows the BPU reads (Y, then the interleaved UV
+// rows when uv is set).
+void copy_image_rows(const uint8_t* y, int64_t sy, const uint8_t* uv, int64_t suv, int h, int w, uint8_t* dst) {
+  for (int r = 0; r < h; ++r) std::memcpy(dst + static_cast<size_t>(r) * w, y + r * sy, static_cast<size_t>(w));
+  if (uv == nullptr) return;
+  for (int r = 0; r < h / 2; ++r)
+    std::memcpy(dst + static_cast<size_t>(h + r) * w, uv + r * suv, static_cast<size_t>(w));
+}
+
 struct Run {
   Model* model = nullptr;
   int bpu_cores = 1;  // cores each BPU job of the run occupies (2: core_num 2 model, gang)
@@ -267,15 +276,15 @@ class Engine {
         const int w = md.valid[static_cast<size_t>(wi)];
         int64_t sy = 0, suv = 0;
         image_row_strides(c.user, wi, &sy, &suv);
-        for (int y = 0; y < h; ++y)
-          std::memcpy(dst + static_cast<size_t>(y) * w, c.user.data[0] + static_cast<size_t>(y * sy), w);
-        if (in.nv12) {
-          const uint8_t* uv = c.user.data_type == kImgNV12Separate ? c.user.data[1]
-                                                                   : c.user.data[0] + static_cast<size_t>(sy * h);
-          for (int y = 0; y < h / 2; ++y)
-            std::memcpy(dst + static_cast<size_t>(h) * w + static_cast<size_t>(y) * w,
-                        uv + static_cast<size_t>(y * suv), w);
-        }
+        // The UV plane: the second buffer, or after the frame's Y rows.
+        const int64_t frame_rows = c.user.resizer ? c.user.image_h : h;
+        const uint8_t* uv = !in.nv12 ? nullptr
+                            : c.user.data_type == kImgNV12Separate ? c.user.data[1]
+                                                                   : c.user.data[0] + sy * frame_rows;
+        if (c.user.resizer)
+          roi_resize_image(c.user.data[0], sy, uv, suv, c.user.roi, in.nv12, dst, h, w);
+        else
+          copy_image_rows(c.user.data[0], sy, uv, suv, h, w, dst);
         // Any rest of the region (alignedByteSize above the tight image) reads as zeros.
         const size_t tight = static_cast<size_t>(h) * w * (in.nv12 ? 3 : 2) / 2;
         if (static_cast<size_t>(md.aligned_byte_size) > tight)
@@ -455,7 +464,16 @@ Status bind_image_input(Run& run, uint32_t idx, const IoBuffer& u, const std::st
   const InputInfo& in = m.inputs[idx];
   const TensorDesc& md = m.tensors[in.tensor];
   const int hi = md.layout == kNHWC ? 1 : 2, wi = hi + 1;
-  const int64_t h = md.valid[static_cast<size_t>(hi)], w = md.valid[static_cast<size_t>(wi)];
+  const int64_t model_h = md.valid[static_cast<size_t>(hi)], model_w = md.valid[static_cast<size_t>(wi)];
+  if (u.resizer) {
+    if (in.source != kInputFromResizer)
+      return error(kInvalidArgument, what + ": a ROI was given, but the input was not compiled with input_source "
+                                            "resizer");
+    OBPU_RETURN_IF_ERROR(check_roi(u.roi, u.image_h, u.image_w, static_cast<int32_t>(model_h),
+                                   static_cast<int32_t>(model_w), in.nv12, what));
+  }
+  // The buffer holds the model's image, or a resizer input's whole frame.
+  const int64_t h = u.resizer ? u.image_h : model_h, w = u.resizer ? u.image_w : model_w;
   int64_t sy = 0, suv = 0;
   image_row_strides(u, wi, &sy, &suv);
   const bool separate = u.data_type == kImgNV12Separate;
@@ -472,7 +490,7 @@ Status bind_image_input(Run& run, uint32_t idx, const IoBuffer& u, const std::st
                                        " bytes in the second buffer");
   // Zero-copy only when the buffer covers the whole region the BPU
   // program may read (alignedByteSize can exceed the tight image).
-  if (sy == w && !separate && static_cast<int64_t>(u.size[0]) >= md.aligned_byte_size) {
+  if (!u.resizer && sy == w && !separate && static_cast<int64_t>(u.size[0]) >= md.aligned_byte_size) {
     run.ptr[in.tensor] = u.data[0];
   } else {
     run.ptr[in.tensor] = run.arena.vir + m.input_staging[idx];

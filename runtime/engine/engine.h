@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/roi_resize.h"
 #include "runtime/core/status.h"
 #include "runtime/loader/model.h"
 
@@ -43,6 +44,12 @@ struct IoBuffer {
   // Row strides of the Y and UV planes of an image input; 0 = the width of
   // `aligned` (both planes).
   int64_t row_stride[2] = {0, 0};
+  // A resizer input (UCP: Y + UV + roi): the planes hold a whole
+  // image_h x image_w frame, and the run crops `roi` out of it and scales it
+  // to the model's input (runtime/core/roi_resize.h) when it stages inputs.
+  bool resizer = false;
+  RoiBox roi;
+  int32_t image_h = 0, image_w = 0;
 };
 
 // Per-layer observation of a run (obpuInferWithLayerOutputs). A task with an

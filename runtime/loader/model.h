@@ -19,9 +19,14 @@ namespace openbpu::rt {
 
 class Pack;
 
+// hbDNNInputSource values (schema InputSource).
+inline constexpr int32_t kInputFromDdr = 0;
+inline constexpr int32_t kInputFromResizer = 1;
+inline constexpr int32_t kInputFromPyramid = 2;
+
 struct InputInfo {
   uint32_t tensor = 0;
-  int32_t source = 0;  // hbDNNInputSource
+  int32_t source = kInputFromDdr;  // hbDNNInputSource
   std::string type_rt, type_train, desc;
   // Layout the BPU reads an image input in (nv12: tight rows, UV after Y).
   bool nv12 = false;

@@ -2,6 +2,7 @@
 #include "runtime/ucp_api/model_view.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace openbpu::ucp {
 
@@ -64,6 +65,22 @@ ViewTensor plane_view(const std::string& name, uint32_t io, ViewTensor::Kind kin
   return v;
 }
 
+// The ROI input of a resizer input: S32 validShape (1, 4), stride (16, 4).
+ViewTensor roi_view(const std::string& name, uint32_t io) {
+  ViewTensor v;
+  v.name = name;
+  v.io = io;
+  v.kind = ViewTensor::Kind::kRoi;
+  set_shape(&v.props.validShape, {1, 4});
+  v.props.tensorType = HB_DNN_TENSOR_TYPE_S32;
+  v.props.stride[0] = 4 * sizeof(int32_t);
+  v.props.stride[1] = sizeof(int32_t);
+  v.props.alignedByteSize = 4 * sizeof(int32_t);
+  v.props.quantiType = NONE;
+  v.props.quantizeAxis = -1;
+  return v;
+}
+
 void point_scales(ViewTensor* v) {
   v->props.scale.scaleLen = static_cast<int32_t>(v->scales.size());
   v->props.scale.scaleData = v->scales.empty() ? nullptr : v->scales.data();
@@ -81,9 +98,11 @@ Status check_shape(const hbDNNTensorShape& s, const std::vector<int32_t>& model,
     return error(rt::kInvalidArgument, what + ": validShape has " + std::to_string(s.numDimensions) +
                                            " dimensions, the model's has " + std::to_string(model.size()));
   for (size_t i = 0; i < model.size(); ++i) {
-    if (s.dimensionSize[i] == -1)
-      return error(rt::kInvalidArgument, what + ": dynamic dimension " + std::to_string(i) + " should be set");
-    if (s.dimensionSize[i] != model[i])
+    if (s.dimensionSize[i] <= 0 && (model[i] == -1 || s.dimensionSize[i] == -1))
+      return error(rt::kInvalidArgument, what + ": dynamic dimension " + std::to_string(i) + " should be set" +
+                                             (s.dimensionSize[i] == -1 ? "" : " (it is " +
+                                                                                  std::to_string(s.dimensionSize[i]) + ")"));
+    if (model[i] != -1 && s.dimensionSize[i] != model[i])
       return error(rt::kInvalidArgument, what + ": validShape[" + std::to_string(i) + "] is " +
                                              std::to_string(s.dimensionSize[i]) + ", the model's is " +
                                              std::to_string(model[i]));
@@ -118,9 +137,10 @@ Status tensor_buffer(const hbDNNTensor& t, const ViewTensor& v, const TensorDesc
   return Status::Ok();
 }
 
-// One plane of an image input: (1, rows, cols, ch) U8, element strides
-// (ch, 1), a row stride of at least cols * ch bytes aligned to 32, and the
-// batch stride covering the rows.
+// One plane of an image input: (1, rows, cols, ch) U8 (a resizer input's
+// rows and cols are the caller's frame), element strides (ch, 1), a row
+// stride of at least cols * ch bytes aligned to 32, and the batch stride
+// covering the rows.
 Status plane_buffer(const hbDNNTensor& t, const ViewTensor& v, const std::string& what, int plane,
                     rt::IoBuffer* b) {
   OBPU_RETURN_IF_ERROR(check_type(t, v, what));
@@ -128,7 +148,8 @@ Status plane_buffer(const hbDNNTensor& t, const ViewTensor& v, const std::string
   OBPU_RETURN_IF_ERROR(check_shape(t.properties.validShape,
                                    {vs.dimensionSize[0], vs.dimensionSize[1], vs.dimensionSize[2], vs.dimensionSize[3]},
                                    what));
-  const int64_t rows = vs.dimensionSize[1], ch = vs.dimensionSize[3], row_bytes = vs.dimensionSize[2] * ch;
+  const hbDNNTensorShape& cs = t.properties.validShape;
+  const int64_t rows = cs.dimensionSize[1], ch = cs.dimensionSize[3], row_bytes = cs.dimensionSize[2] * ch;
   const int64_t* st = t.properties.stride;
   if (st[3] != 1 || st[2] != ch)
     return error(rt::kInvalidArgument, what + ": element strides (stride[2], stride[3]) must be (" +
@@ -145,6 +166,42 @@ Status plane_buffer(const hbDNNTensor& t, const ViewTensor& v, const std::string
   b->data[plane] = static_cast<uint8_t*>(t.sysMem.virAddr);
   b->size[plane] = t.sysMem.memSize;
   b->row_stride[plane] = st[1];
+  return Status::Ok();
+}
+
+// The roi tensor of a resizer input: S32 (1, 4), element stride 4, 16 bytes
+// readable; its values are read now (hbDNNInferV2), the frame when the task
+// runs.
+Status roi_buffer(const hbDNNTensor& t, const ViewTensor& v, const std::string& what, rt::IoBuffer* b) {
+  OBPU_RETURN_IF_ERROR(check_type(t, v, what));
+  OBPU_RETURN_IF_ERROR(check_shape(t.properties.validShape, {1, 4}, what));
+  if (t.properties.stride[1] != static_cast<int64_t>(sizeof(int32_t)) ||
+      t.properties.stride[0] < static_cast<int64_t>(4 * sizeof(int32_t)))
+    return error(rt::kInvalidArgument, what + ": stride (" + std::to_string(t.properties.stride[0]) + ", " +
+                                           std::to_string(t.properties.stride[1]) + ") should be (16, 4)");
+  if (t.sysMem.memSize < 4 * sizeof(int32_t))
+    return error(rt::kInvalidArgument, what + ": sysMem holds " + std::to_string(t.sysMem.memSize) +
+                                           " bytes, the roi needs 16 (int32 left, top, right, bottom)");
+  int32_t r[4];
+  std::memcpy(r, t.sysMem.virAddr, sizeof(r));
+  b->roi = rt::RoiBox{r[0], r[1], r[2], r[3]};
+  return Status::Ok();
+}
+
+// A resizer input's planes describe one frame: UV has half the Y rows and
+// columns.
+Status frame_size(const hbDNNTensor& t, ViewTensor::Kind kind, const std::string& what, rt::IoBuffer* b) {
+  const int32_t rows = t.properties.validShape.dimensionSize[1], cols = t.properties.validShape.dimensionSize[2];
+  b->resizer = true;
+  if (kind == ViewTensor::Kind::kY) {
+    b->image_h = rows;
+    b->image_w = cols;
+    return Status::Ok();
+  }
+  if (2 * static_cast<int64_t>(rows) != b->image_h || 2 * static_cast<int64_t>(cols) != b->image_w)
+    return error(rt::kInvalidArgument, what + ": validShape (1, " + std::to_string(rows) + ", " + std::to_string(cols) +
+                                           ", 2) is not half of the Y plane's frame " + std::to_string(b->image_h) +
+                                           "x" + std::to_string(b->image_w) + " (rows x columns)");
   return Status::Ok();
 }
 
@@ -183,12 +240,19 @@ std::unique_ptr<ModelView> make_view(rt::Model* model) {
     const bool nhwc = d.layout == rt::kNHWC;
     const int h = nhwc ? d.valid[1] : (d.rank() == 4 ? d.valid[2] : 0);
     const int w = nhwc ? d.valid[2] : (d.rank() == 4 ? d.valid[3] : 0);
+    // A resizer input takes the whole frame: its sides are the caller's.
+    const bool resizer = in.source == rt::kInputFromResizer && (in.nv12 || d.data_type == rt::kImgY);
+    const int fh = resizer ? -1 : h, fw = resizer ? -1 : w;
     if (in.nv12) {
-      view->inputs.push_back(plane_view(d.name + "_y", i, ViewTensor::Kind::kY, h, w, 1));
-      view->inputs.push_back(plane_view(d.name + "_uv", i, ViewTensor::Kind::kUV, h / 2, w / 2, 2));
+      view->inputs.push_back(plane_view(d.name + "_y", i, ViewTensor::Kind::kY, fh, fw, 1));
+      view->inputs.push_back(plane_view(d.name + "_uv", i, ViewTensor::Kind::kUV, resizer ? -1 : h / 2,
+                                        resizer ? -1 : w / 2, 2));
     } else if (d.data_type == rt::kImgY) {
-      view->inputs.push_back(plane_view(d.name, i, ViewTensor::Kind::kY, h, w, 1));
-    } else {
+      view->inputs.push_back(plane_view(resizer ? d.name + "_y" : d.name, i, ViewTensor::Kind::kY, fh, fw, 1));
+    }
+    if (resizer) {
+      view->inputs.push_back(roi_view(d.name + "_roi", i));
+    } else if (!in.nv12 && d.data_type != rt::kImgY) {
       view->inputs.push_back(tensor_view(d, i));
     }
   }
@@ -213,7 +277,12 @@ Status to_io_buffers(const ModelView& view, const hbDNNTensor* input, const hbDN
       OBPU_RETURN_IF_ERROR(tensor_buffer(input[j], v, md, what, &b));
       continue;
     }
+    if (v.kind == ViewTensor::Kind::kRoi) {
+      OBPU_RETURN_IF_ERROR(roi_buffer(input[j], v, what, &b));
+      continue;
+    }
     OBPU_RETURN_IF_ERROR(plane_buffer(input[j], v, what, v.kind == ViewTensor::Kind::kY ? 0 : 1, &b));
+    if (m.inputs[v.io].source == rt::kInputFromResizer) OBPU_RETURN_IF_ERROR(frame_size(input[j], v.kind, what, &b));
     b.data_type = m.inputs[v.io].nv12 ? rt::kImgNV12Separate : md.data_type;
     b.layout = md.layout;
     b.valid = md.valid;

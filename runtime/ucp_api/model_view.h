@@ -2,8 +2,11 @@
 // How a loaded model looks through the UCP API (docs/ucp.md): its tensors in
 // the gen-B terms (hbDNNTensorProperties with byte strides, gen-B data types,
 // SCALE quantization with int32 zero points), an NV12 input as two inputs
-// <name>_y and <name>_uv with dynamic strides, a gray input as one Y input.
-// Built once per model at load; the properties' scale arrays point into it.
+// <name>_y and <name>_uv with dynamic strides, a gray input as one Y input;
+// a resizer input (input_source resizer) as those planes with dynamic H and W
+// too (the whole frame) plus <name>_roi, an S32 [1,4] tensor of left, top,
+// right, bottom (HBUCP_API.md 3.6). Built once per model at load; the
+// properties' scale arrays point into it.
 #ifndef OPENBPU_RUNTIME_UCP_API_MODEL_VIEW_H_
 #define OPENBPU_RUNTIME_UCP_API_MODEL_VIEW_H_
 
@@ -19,7 +22,7 @@
 namespace openbpu::ucp {
 
 struct ViewTensor {
-  enum class Kind { kTensor, kY, kUV };
+  enum class Kind { kTensor, kY, kUV, kRoi };
   std::string name;
   hbDNNTensorProperties props{};
   uint32_t io = 0;  // the model's input or output index

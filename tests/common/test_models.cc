@@ -385,6 +385,7 @@ TensorRef emit_global_avgpool(isa::ProgramBuilder& pb, const TensorRef& in) {
 struct CompileOptions {
   double max_fc_us = 0.0;
   int core_num = 1;
+  bool resizer = false;  // input_source resizer
 };
 
 template <class Body>
@@ -412,7 +413,7 @@ std::vector<uint8_t> nv12_classifier_file(const std::string& name, const std::st
   m->tensors.push_back(make_tensor("fc_dequantized", fb::DataType::F32, fb::Layout::NCHW, {1, classes, 1, 1},
                                    {1, classes, 1, 1}));
   m->tensors.push_back(make_tensor("prob", fb::DataType::F32, fb::Layout::NCHW, {1, classes, 1, 1}, {1, classes, 1, 1}));
-  m->inputs.push_back(model_input(0, fb::InputSource::PYRAMID, "nv12", "bgr"));
+  m->inputs.push_back(model_input(0, opts.resizer ? fb::InputSource::RESIZER : fb::InputSource::PYRAMID, "nv12", "bgr"));
   m->outputs.push_back(model_output(3));
   m->segments.push_back(bpu_segment(subgraph, pb, &writer, {0}, {1}, opts.max_fc_us));
   m->segments.push_back(cpu_segment("fc", "openbpu", "Dequantize", {1}, {2}));
@@ -429,7 +430,7 @@ std::vector<uint8_t> nv12_classifier_file(const std::string& name, const std::st
 }  // namespace
 
 std::vector<uint8_t> Nv12Classifier::build() const {
-  return nv12_classifier_file(name, march, h, w, classes, seed, "CLS_subgraph_0", {max_fc_us, core_num},
+  return nv12_classifier_file(name, march, h, w, classes, seed, "CLS_subgraph_0", {max_fc_us, core_num, resizer},
                               [](RandomLayer& l, const TensorRef& img) {
                                 TensorRef x = l.run(img, 16, 3, 2, 1, 0, 96);  // relu6 at scale 1/16
                                 x = l.run(x, 16, 3, 1, 16, 0, 127);            // depthwise

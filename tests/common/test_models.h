@@ -51,6 +51,7 @@ struct Nv12Classifier {
   std::string march = "bernoulli2";
   double max_fc_us = 0.0;  // max_time_per_fc (0 = one function call)
   int core_num = 1;        // 2 marks the program as compiled for both cores
+  bool resizer = false;    // input_source resizer (else pyramid)
   std::vector<uint8_t> build() const;
 };
 

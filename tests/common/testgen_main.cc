@@ -61,6 +61,10 @@ int main(int argc, char** argv) {
   tiny2_nash.march = "nash-e";
   Nv12Classifier cls_nash;
   cls_nash.march = "nash-e";
+  // The same weights with input_source resizer (Y + UV + roi inputs).
+  Nv12Classifier cls_resizer = cls_nash;
+  cls_resizer.resizer = true;
+  cls_resizer.name = "nv12_classifier_resizer";
   // Many function calls (one per layer): the UCP scheduling tests' long task.
   MobileNetV1 long_nash;
   long_nash.h = long_nash.w = 32;
@@ -71,6 +75,7 @@ int main(int argc, char** argv) {
   ok = ok && write_vec(dir + "/tiny_cnn.hbm", as_hbm(tiny_nash.build(), R"({"models":{"tiny_cnn":{}}})")) &&
        write_vec(dir + "/tiny_cnn_b.hbm", as_hbm(tiny2_nash.build())) &&
        write_vec(dir + "/nv12_classifier.hbm", as_hbm(cls_nash.build())) &&
+       write_vec(dir + "/nv12_classifier_resizer.hbm", as_hbm(cls_resizer.build())) &&
        write_vec(dir + "/long_mobilenet.hbm", as_hbm(long_nash.build())) &&
        write_vec(dir + "/tiny_cnn_nash.bin", tiny_nash.build());
   return ok ? 0 : 1;

@@ -359,15 +359,22 @@ TEST_F(ConfigTest, J6QuantConfigParsesAndRejectsWhatDoesNotMap) {
   EXPECT_NE(error_of(yaml("nash-e", "missing.json")).find("cannot read the quant_config file"), std::string::npos);
 }
 
-// The UCP runtime has no ROI input yet: a resizer input would run as plain
-// NV12 planes, so hb_compile refuses it on the nash marches.
-TEST_F(ConfigTest, NashResizerIsRejected) {
-  const std::string e = error_of(Yaml().set("model_parameters", "march", "'nash-e'")
+// hb_compile on the nash marches: resizer inputs (Y, UV and a ROI tensor at
+// run time) take nv12 or gray as on the 1.x marches (seed 004).
+TEST_F(ConfigTest, NashResizerTakesNv12OrGray) {
+  Config c;
+  ASSERT_TRUE(parse(Yaml().set("model_parameters", "march", "'nash-e'")
+                        .set("input_parameters", "input_name", "'data'")
+                        .set("compiler_parameters", "input_source", "{data: resizer}").str(),
+                    &c))
+      << error_;
+  EXPECT_EQ(c.input_parameters[0].input_source, "resizer");
+  const std::string e = error_of(Yaml().set("model_parameters", "march", "'nash-m'")
                                      .set("input_parameters", "input_name", "'data'")
+                                     .set("input_parameters", "input_type_rt", "rgb")
+                                     .set("input_parameters", "input_layout_rt", "NHWC")
                                      .set("compiler_parameters", "input_source", "{data: resizer}").str());
-  EXPECT_NE(e.find("input 'data': resizer inputs (Y, UV and a ROI tensor) are not supported on nash-e yet"),
-            std::string::npos)
-      << e;
+  EXPECT_NE(e.find("input type rt : rgb does not support input_source resizer"), std::string::npos) << e;
 }
 
 TEST_F(ConfigTest, SeparateBatchOnlyFalse) {
