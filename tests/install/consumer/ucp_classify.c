@@ -23,17 +23,9 @@
 #include "hobot/hb_ucp.h"
 #include "hobot/hb_ucp_status.h"
 #include "hobot/hb_ucp_sys.h"
+#include "ucp_check.h"
 
 #define ALIGN_32(v) (((v) + 31) & ~(int64_t)31)
-
-#define CHECK(call)                                                                      \
-  do {                                                                                   \
-    int32_t rc_ = (call);                                                                \
-    if (rc_ != 0) {                                                                      \
-      fprintf(stderr, "%s failed: %d (%s)\n", #call, (int)rc_, hbDNNGetErrorDesc(rc_)); \
-      return 1;                                                                          \
-    }                                                                                    \
-  } while (0)
 
 static int element_size(int32_t type) {
   switch (type) {

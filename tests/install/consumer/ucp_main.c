@@ -12,6 +12,7 @@
 #include "hobot/dnn/hb_dnn.h"
 #include "hobot/hb_ucp.h"
 #include "hobot/hb_ucp_sys.h"
+#include "ucp_check.h"
 
 static long load(const char *path, void *dst, long cap) {
   FILE *f = fopen(path, "rb");
@@ -21,15 +22,6 @@ static long load(const char *path, void *dst, long cap) {
   fclose(f);
   return n;
 }
-
-#define CHECK(call)                                                                      \
-  do {                                                                                   \
-    int32_t rc_ = (call);                                                                \
-    if (rc_ != 0) {                                                                      \
-      fprintf(stderr, "%s failed: %d (%s)\n", #call, (int)rc_, hbDNNGetErrorDesc(rc_)); \
-      return 1;                                                                          \
-    }                                                                                    \
-  } while (0)
 
 int main(int argc, char **argv) {
   hbDNNPackedHandle_t pack = NULL;
