@@ -124,8 +124,7 @@ int32_t load(std::vector<std::unique_ptr<openbpu::rt::FileData>> files, hbPacked
   std::unique_ptr<Pack> pack;
   const Status st = openbpu::rt::load_pack(std::move(files), &pack);
   if (!st.ok()) return st.code();
-  *out = pack.get();
-  Registry::get().add_pack(std::move(pack));
+  *out = Registry::get().add_pack(std::move(pack));
   return HB_DNN_SUCCESS;
 }
 
@@ -205,13 +204,9 @@ OBPU_API int32_t hbDNNGetModelHandle(hbDNNHandle_t* dnnHandle, hbPackedDNNHandle
                                      char const* modelName) {
   if (dnnHandle == nullptr || modelName == nullptr)
     return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNGetModelHandle: NULL argument");
-  const PackPin p = packedDNNHandle == nullptr ? nullptr : Registry::get().pack(packedDNNHandle);
-  if (p == nullptr) return fail(HB_DNN_INVALID_PACKED_DNN_HANDLE, "hbDNNGetModelHandle: invalid packed handle");
-  for (auto& m : p->models)
-    if (m->name == modelName) {
-      *dnnHandle = m.get();
-      return HB_DNN_SUCCESS;
-    }
+  if (packedDNNHandle == nullptr || !Registry::get().find_model(packedDNNHandle, modelName, dnnHandle))
+    return fail(HB_DNN_INVALID_PACKED_DNN_HANDLE, "hbDNNGetModelHandle: invalid packed handle");
+  if (*dnnHandle != nullptr) return HB_DNN_SUCCESS;
   return fail(HB_DNN_INVALID_ARGUMENT, std::string("hbDNNGetModelHandle: no model named '") + modelName + "'");
 }
 
@@ -307,10 +302,7 @@ OBPU_API int32_t hbDNNInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output,
   const bool is_new = !task;
   const Status st = openbpu::rt::submit_run(&task, m.get(), ins, outs, ctrl, inferCtrlParam->more != 0);
   if (!st.ok()) return st.code();
-  if (is_new) {
-    Registry::get().add_task(task);
-    *taskHandle = task.get();
-  }
+  if (is_new) *taskHandle = Registry::get().add_task(task);
   return HB_DNN_SUCCESS;
 }
 

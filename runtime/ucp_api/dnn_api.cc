@@ -52,16 +52,19 @@ class Views {
   Pin find(void* handle) {
     Pin pin;
     pin.model = handle == nullptr ? nullptr : Registry::get().model(handle);
-    if (pin.model == nullptr) return pin;
-    std::lock_guard<std::mutex> lk(mu_);
-    auto it = views_.find(pin.model.get());
-    if (it != views_.end()) pin.view = it->second;
+    if (pin.model != nullptr) pin.view = of(pin.model.get());
     return pin;
+  }
+  // The view of a model the caller keeps alive (a task's model).
+  std::shared_ptr<const ModelView> of(const rt::Model* model) {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto it = views_.find(model);
+    return it == views_.end() ? nullptr : it->second;
   }
 
  private:
   std::mutex mu_;
-  std::map<rt::Model*, std::shared_ptr<const ModelView>> views_;
+  std::map<const rt::Model*, std::shared_ptr<const ModelView>> views_;
 };
 
 int32_t load(std::vector<std::unique_ptr<rt::FileData>> files, hbDNNPackedHandle_t* out) {
@@ -69,9 +72,8 @@ int32_t load(std::vector<std::unique_ptr<rt::FileData>> files, hbDNNPackedHandle
   std::unique_ptr<rt::Pack> pack;
   const rt::Status st = rt::load_pack(std::move(files), &pack, rt::Generation::kB);
   if (!st.ok()) return to_ucp(st);
-  *out = pack.get();
   Views::get().add(pack.get());
-  Registry::get().add_pack(std::move(pack));
+  *out = Registry::get().add_pack(std::move(pack));
   return HB_UCP_SUCCESS;
 }
 
@@ -137,13 +139,9 @@ int32_t get_model_name_list(char const*** list, int32_t* count, hbDNNPackedHandl
 
 int32_t get_model_handle(hbDNNHandle_t* handle, hbDNNPackedHandle_t packed, char const* name) {
   if (handle == nullptr || name == nullptr) return fail(HB_UCP_INVALID_ARGUMENT, "hbDNNGetModelHandle: NULL argument");
-  const rt::capi::PackPin p = pack_of(packed);
-  if (p == nullptr) return fail(HB_UCP_INVALID_ARGUMENT, "hbDNNGetModelHandle: invalid packed handle");
-  for (auto& m : p->models)
-    if (m->name == name) {
-      *handle = m.get();
-      return HB_UCP_SUCCESS;
-    }
+  if (packed == nullptr || !Registry::get().find_model(packed, name, handle))
+    return fail(HB_UCP_INVALID_ARGUMENT, "hbDNNGetModelHandle: invalid packed handle");
+  if (*handle != nullptr) return HB_UCP_SUCCESS;
   return fail(HB_UCP_INVALID_ARGUMENT, std::string("hbDNNGetModelHandle: no model named '") + name + "'");
 }
 
@@ -191,13 +189,17 @@ int32_t get_output_name(char const** name, hbDNNHandle_t h, int32_t i) {
   return get_name(name, h, i, false, "hbDNNGetOutputName");
 }
 
-int32_t get_props(hbDNNTensorProperties* props, hbDNNHandle_t h, int32_t index, bool input, const char* fn) {
-  if (props == nullptr) return fail(HB_UCP_INVALID_ARGUMENT, std::string(fn) + ": NULL argument");
-  OBPU_VIEW(fn, h);
-  const ViewTensor* t = at(input ? v->inputs : v->outputs, index, fn);
+int32_t view_props(hbDNNTensorProperties* props, const ModelView& v, int32_t index, bool input, const char* fn) {
+  const ViewTensor* t = at(input ? v.inputs : v.outputs, index, fn);
   if (t == nullptr) return HB_UCP_INVALID_ARGUMENT;
   *props = t->props;
   return HB_UCP_SUCCESS;
+}
+
+int32_t get_props(hbDNNTensorProperties* props, hbDNNHandle_t h, int32_t index, bool input, const char* fn) {
+  if (props == nullptr) return fail(HB_UCP_INVALID_ARGUMENT, std::string(fn) + ": NULL argument");
+  OBPU_VIEW(fn, h);
+  return view_props(props, *v, index, input, fn);
 }
 
 int32_t get_input_props(hbDNNTensorProperties* p, hbDNNHandle_t h, int32_t i) {
@@ -286,10 +288,7 @@ int32_t infer_v2(hbUCPTaskHandle_t* task_handle, hbDNNTensor* output, hbDNNTenso
   const bool is_new = !task;
   st = rt::submit_run(&task, v->model, ins, outs, rt::CtrlParam{}, true);
   if (!st.ok()) return to_ucp(st);
-  if (is_new) {
-    Registry::get().add_task(task);
-    *task_handle = task.get();
-  }
+  if (is_new) *task_handle = Registry::get().add_task(task);
   return HB_UCP_SUCCESS;
 }
 
@@ -303,9 +302,10 @@ int32_t get_task_output_props(hbDNNTensorProperties* props, hbUCPTaskHandle_t ta
     return fail(HB_UCP_INVALID_ARGUMENT, "hbDNNGetTaskOutputTensorProperties: sub-task " + std::to_string(sub) +
                                              " out of range (" + std::to_string(runs) + " sub-task(s))");
   // Every output of an OpenBPU model is static: the model's properties are
-  // the actual ones.
-  return get_props(props, rt::task_run_model(task.get(), static_cast<size_t>(sub)), index, false,
-                   "hbDNNGetTaskOutputTensorProperties");
+  // the actual ones. (A live task keeps its pack, hence the view, loaded.)
+  const auto view = Views::get().of(rt::task_run_model(task.get(), static_cast<size_t>(sub)));
+  if (view == nullptr) return fail(HB_UCP_TASK_HANDLE_INVALID, "hbDNNGetTaskOutputTensorProperties: the task's model is gone");
+  return view_props(props, *view, index, false, "hbDNNGetTaskOutputTensorProperties");
 }
 
 // obpuInferWithLayerOutputs of this generation: the values in gen-B terms

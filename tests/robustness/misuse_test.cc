@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Misuse of the libdnn C API (issue 15, findings 1-5; docs/robustness.md):
+// Misuse of the libdnn C API (issue 15, findings 1-5 and 13; docs/robustness.md):
 // handles released while other threads use them, buffers freed under a task,
 // model files changed after loading, FIFOs given as model files, release
 // retried in a loop. Each case must give an error code (or be deferred
@@ -334,6 +334,58 @@ TEST(Misuse, ReleaseAndFreeRacingInferenceFromManyThreads) {
   EXPECT_EQ(openbpu::testing::infer_once(h, x, 0, &out), 0);
   EXPECT_EQ(out, expected);
   EXPECT_EQ(hbDNNRelease(pack), 0);
+}
+
+// Handles of released packs, models and tasks stay invalid when a pack,
+// model or task loaded later takes the released one's address (glibc hands
+// the freed blocks back at once). The registry knew addresses only: a stale
+// pack handle listed, and released, the new pack. Handle values are never
+// reused in a process.
+TEST(Misuse, StaleHandlesAreNotTakenForObjectsLoadedAtTheirAddress) {
+  constexpr int kRounds = 16;
+  TinyCnn m;
+  const std::vector<float> x = m.random_input(3), expected = m.expected(x);
+  std::vector<hbPackedDNNHandle_t> old_packs;
+  std::vector<hbDNNHandle_t> old_models;
+  std::vector<hbDNNTaskHandle_t> old_tasks;
+  for (int round = 0; round < kRounds; ++round) {
+    hbDNNHandle_t h = nullptr;
+    hbPackedDNNHandle_t pack = load_tiny(&h);
+    Buffers b;
+    ASSERT_TRUE(b.alloc(h, x));
+    hbDNNTaskHandle_t task = nullptr;
+    ASSERT_EQ(submit(&task, &b, h, false), 0);
+    ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0);
+    ::testing::internal::CaptureStderr();
+    for (hbPackedDNNHandle_t o : old_packs) {
+      char const** names = nullptr;
+      int32_t n = 0;
+      hbDNNHandle_t mh = nullptr;
+      EXPECT_EQ(hbDNNGetModelNameList(&names, &n, o), HB_DNN_INVALID_PACKED_DNN_HANDLE) << "round " << round;
+      EXPECT_EQ(hbDNNGetModelHandle(&mh, o, "tiny_cnn"), HB_DNN_INVALID_PACKED_DNN_HANDLE) << "round " << round;
+      EXPECT_EQ(hbDNNRelease(o), HB_DNN_INVALID_PACKED_DNN_HANDLE) << "round " << round;
+    }
+    for (hbDNNHandle_t o : old_models) {
+      int32_t n = 0;
+      EXPECT_EQ(hbDNNGetOutputCount(&n, o), HB_DNN_INVALID_DNN_HANDLE) << "round " << round;
+    }
+    for (hbDNNTaskHandle_t o : old_tasks) {
+      EXPECT_EQ(hbDNNWaitTaskDone(o, 0), HB_DNN_INVALID_TASK_HANDLE) << "round " << round;
+      EXPECT_EQ(hbDNNReleaseTask(o), HB_DNN_INVALID_TASK_HANDLE) << "round " << round;
+    }
+    ::testing::internal::GetCapturedStderr();
+    // The stale calls reached nothing: the task and the pack are intact.
+    EXPECT_EQ(b.output(), expected);
+    ASSERT_EQ(hbDNNReleaseTask(task), 0);
+    b.free();
+    std::vector<float> out;
+    EXPECT_EQ(openbpu::testing::infer_once(h, x, 0, &out), 0);
+    EXPECT_EQ(out, expected);
+    ASSERT_EQ(hbDNNRelease(pack), 0);
+    old_packs.push_back(pack);
+    old_models.push_back(h);
+    old_tasks.push_back(task);
+  }
 }
 
 }  // namespace
