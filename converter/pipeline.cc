@@ -357,6 +357,7 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
     return fail(err);
   const Placement pl = place(&g, placement_options(config, *march, g, log));
   for (const auto& w : pl.warnings) log.warn(w);
+  log_cpu_reasons(log, g, pl);
   if (pl.subgraphs == 0) return fail("no operator of the model can run on the BPU");
   lap("import, optimization and placement");
 

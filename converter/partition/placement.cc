@@ -53,7 +53,7 @@ Placement place(Graph* g, const PlacementOptions& options) {
     if (options.run_on_cpu.count(node.name)) {
       pl[i].device = Device::kCpu;
       pl[i].type = node.op_type;
-      pl[i].reason = "run_on_cpu";
+      pl[i].reason = "named in run_on_cpu";
       continue;
     }
     if (options.run_on_bpu.count(node.name)) {

@@ -53,6 +53,10 @@ void log_placement(MapperLog& log, const Graph& g, const Placement& pl) {
   for (size_t i = 0; i < g.nodes.size(); ++i)
     rows.push_back({g.nodes[i].name, device_name(pl.nodes[i]), subgraph_id(pl.nodes[i]), pl.nodes[i].type});
   print_table(log, {"Node", "ON", "Subgraph", "Type"}, rows);
+  log_cpu_reasons(log, g, pl);
+}
+
+void log_cpu_reasons(MapperLog& log, const Graph& g, const Placement& pl) {
   for (size_t i = 0; i < g.nodes.size(); ++i)
     if (pl.nodes[i].device == Device::kCpu)
       log.info("Node '" + g.nodes[i].name + "' runs on the CPU: " + pl.nodes[i].reason);

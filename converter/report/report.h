@@ -27,6 +27,10 @@ void print_table(MapperLog& log, const std::vector<std::string>& header,
 
 // hb_mapper checker: node, device, subgraph, type; then each CPU node's reason.
 void log_placement(MapperLog& log, const Graph& g, const Placement& pl);
+// Each CPU node's placement rule (run_on_cpu, the operator unit's limit that
+// failed, a passive operator at the model's head or tail): checker and
+// makertbin.
+void log_cpu_reasons(MapperLog& log, const Graph& g, const Placement& pl);
 
 // makertbin: FPS, latency, MACs and function calls of each BPU subgraph.
 void log_subgraphs(MapperLog& log, const CompiledModel& cm, const isa::MarchInfo& march);

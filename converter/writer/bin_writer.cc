@@ -54,36 +54,83 @@ std::unique_ptr<fb::TensorT> tensor_of(const Value& v) {
   return t;
 }
 
-// Model outputs as boards describe them: a fully connected layer's [N, C]
-// output is the BPU's (N, C, 1, 1) dequantized and then reshaped on the CPU;
-// the runtime model drops that Reshape and lets the Dequantize write the
-// output, described 4-D NCHW (N, C, 1, 1) with dense strides ((4C, 4, 4, 4)
-// for float32), as the vendor's hrt_model_exec model_info shows for
-// classifiers. Same bytes in the user's buffer.
+// The openbpu Dequantize computing `x` when one node alone reads `x` (not a
+// model output); -1 otherwise.
+int sole_dequantize_of(const Graph& g, const std::string& x) {
+  if (!single_use(g, x)) return -1;
+  const int di = producer_index(g, x);
+  if (di < 0) return -1;
+  const Node& d = g.nodes[static_cast<size_t>(di)];
+  return d.domain == "openbpu" && d.op_type == "Dequantize" ? di : -1;
+}
+
+// Lets the Dequantize of `x` write model output `o` (described by `v`) in
+// place of the CPU node at `reader`, which is dropped (same bytes).
+void write_output_from_dequantize(Graph* g, int dequantize, int reader, const std::string& o, Value v) {
+  v.name = o;
+  g->nodes[static_cast<size_t>(dequantize)].outputs[0] = o;
+  g->values[o] = std::move(v);
+  g->nodes.erase(g->nodes.begin() + reader);
+}
+
+// A fully connected layer's [N, C] output is the BPU's (N, C, 1, 1)
+// dequantized and then reshaped on the CPU: described 4-D NCHW (N, C, 1, 1)
+// with dense strides ((4C, 4, 4, 4) for float32), as the vendor's
+// hrt_model_exec model_info shows for classifiers.
+bool fold_fc_reshape(Graph* g, const std::string& o) {
+  const int ri = producer_index(*g, o);
+  if (ri < 0) return false;
+  const Node& r = g->nodes[static_cast<size_t>(ri)];
+  if (r.op_type != "Reshape" || !r.domain.empty() || r.inputs.empty()) return false;
+  const Value* xv = g->value(r.inputs[0]);
+  const Value* ov = g->value(o);
+  if (!xv || !ov || xv->shape.size() != 4 || xv->shape[2] != 1 || xv->shape[3] != 1 ||
+      ov->shape != std::vector<int64_t>{xv->shape[0], xv->shape[1]})
+    return false;
+  const int di = sole_dequantize_of(*g, r.inputs[0]);
+  if (di < 0) return false;
+  write_output_from_dequantize(g, di, ri, o, *xv);
+  return true;
+}
+
+// An output the model permutes to NHWC (a Transpose with perm (0,2,3,1) of
+// a 4-D value, e.g. detection heads exported as [1,H,W,C]): boards write the
+// NCHW value in the BPU's NHWC order and describe it HB_DNN_LAYOUT_NHWC,
+// valid and aligned shape (N,H,W,C), dense strides. The Dequantize writes
+// the value as that NHWC tensor (the runtime's CPU operators address NHWC
+// tensors in their logical NCHW order) and the Transpose is dropped.
+bool fold_nhwc_transpose(Graph* g, const std::string& o) {
+  const int ti = producer_index(*g, o);
+  if (ti < 0) return false;
+  const Node& t = g->nodes[static_cast<size_t>(ti)];
+  if (t.op_type != "Transpose" || !t.domain.empty() || t.inputs.size() != 1 ||
+      t.attrs.get_ints("perm") != std::vector<int64_t>{0, 2, 3, 1})
+    return false;
+  const Value* xv = g->value(t.inputs[0]);
+  const Value* ov = g->value(o);
+  const int32_t rt_type = ov ? to_rt_type(ov->elem_type) : -1;
+  if (!xv || !ov || !xv->shape_known() || xv->shape.size() != 4 || xv->native || rt_type < 0) return false;
+  const int di = sole_dequantize_of(*g, t.inputs[0]);
+  if (di < 0) return false;
+  Value v = *ov;
+  v.native = true;
+  v.rt_type = rt_type;
+  v.layout = rt::kNHWC;
+  v.valid = v.aligned = {xv->shape[0], xv->shape[2], xv->shape[3], xv->shape[1]};
+  v.byte_size = xv->elements() * elem_size(ov->elem_type);
+  v.quant = rt::QuantInfo{};
+  write_output_from_dequantize(g, di, ti, o, std::move(v));
+  return true;
+}
+
+// Model outputs as boards describe them (the two folds above); the runtime
+// model drops the CPU node that only reshapes or permutes the Dequantize's
+// result. Same bytes in the user's buffer; the ONNX files keep the model's
+// nodes.
 Graph with_board_outputs(const Graph& in) {
   Graph g = in;
-  for (const std::string& o : in.outputs) {
-    const int ri = producer_index(g, o);
-    if (ri < 0) continue;
-    const Node& r = g.nodes[static_cast<size_t>(ri)];
-    if (r.op_type != "Reshape" || !r.domain.empty() || r.inputs.empty()) continue;
-    const std::string x = r.inputs[0];
-    const Value* xv = g.value(x);
-    const Value* ov = g.value(o);
-    if (!xv || !ov || xv->shape.size() != 4 || xv->shape[2] != 1 || xv->shape[3] != 1 ||
-        ov->shape != std::vector<int64_t>{xv->shape[0], xv->shape[1]} || g.consumers(x).size() != 1 ||
-        g.is_graph_output(x))
-      continue;
-    const int di = producer_index(g, x);
-    if (di < 0 || g.nodes[static_cast<size_t>(di)].domain != "openbpu" ||
-        g.nodes[static_cast<size_t>(di)].op_type != "Dequantize")
-      continue;
-    Value v = *xv;
-    v.name = o;
-    g.nodes[static_cast<size_t>(di)].outputs[0] = o;
-    g.values[o] = v;
-    g.nodes.erase(g.nodes.begin() + ri);
-  }
+  for (const std::string& o : in.outputs)
+    if (!fold_fc_reshape(&g, o)) fold_nhwc_transpose(&g, o);
   return g;
 }
 

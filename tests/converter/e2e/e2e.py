@@ -74,6 +74,18 @@ class Case:
         self.log = log or []
 
 
+def dense_output_info(name, shape, layout):
+    """hrt_model_exec model_info's lines of a dense float32 output."""
+    strides, acc = [], 4
+    for d in reversed(shape):
+        strides.insert(0, acc)
+        acc *= d
+    dims = ",".join(map(str, shape))
+    return (r"name: %s\nvalid shape: \(%s,\)\naligned shape: \(%s,\)\naligned byte size: %d\n"
+            r"tensor type: HB_DNN_TENSOR_TYPE_F32\ntensor layout: HB_DNN_LAYOUT_%s\nquanti type: NONE\n"
+            r"stride: \(%s,\)" % (re.escape(name), dims, dims, acc, layout, ",".join(map(str, strides))))
+
+
 CASES = {
     # The PP-OCR text direction classifier on X5 (bayes-e) with all
     # activations int16, BGR and NV12 input: the issue's bar (>= 99 % of the
@@ -121,10 +133,13 @@ CASES = {
     "placement": Case("placement", "gen:placement", "bernoulli2", "input", (1, 3, 64, 64), rt="nv12", train="rgb",
                       mean=[0.0], std=[255.0], cal="default", min_cos=0.99, centered=True,
                       checker=[r"conv1 +BPU +id\(0\)", r"inorm +CPU +-- +InstanceNormalization",
-                               r"conv2 +BPU +id\(1\)", r"conv3 +BPU +id\(1\)", r"has 2 BPU subgraph"]),
+                               r"conv2 +BPU +id\(1\)", r"conv3 +BPU +id\(1\)", r"has 2 BPU subgraph",
+                               r"Node 'inorm' runs on the CPU: InstanceNormalization is not supported on the BPU"],
+                      log=[r"Node 'inorm' runs on the CPU: InstanceNormalization is not supported on the BPU"]),
     "placement_run_on_cpu": Case("placement_run_on_cpu", "gen:placement", "bayes-e", "input", (1, 3, 64, 64),
                                  rt="bgr", train="rgb", mean=[0.0], std=[255.0], cal="default", min_cos=0.99,
-                                 centered=True, extra_yaml="  run_on_cpu: 'conv3'\n"),
+                                 centered=True, extra_yaml="  run_on_cpu: 'conv3'\n",
+                                 log=[r"Node 'conv3' runs on the CPU: named in run_on_cpu"]),
     # A CPU operator with an omitted optional output before a used one.
     "lstm_absent_output": Case("lstm_absent_output", "gen:lstm", "bernoulli2", "input", (1, 3, 8, 8),
                                rt="featuremap", train="featuremap", layout_rt="NCHW", cal="max", min_cos=0.99),
@@ -157,6 +172,15 @@ CASES = {
                                  rt="featuremap", train="featuremap", layout_rt="NCHW", cal="default",
                                  min_cos=0.999, checker=[r"has 1 BPU subgraph", r"attn/Gather +BPU +id\(0\)",
                                                          r"ReduceMean +BPU +id\(0\)"]),
+    # Outputs the model permutes to NHWC are described as boards describe
+    # them (the vendor's model_info of YOLO heads on RDK X5): layout NHWC,
+    # valid/aligned shape (1,H,W,C), dense strides; the NCHW head stays NCHW.
+    "nhwc_heads_featuremap": Case("nhwc_heads_featuremap", "gen:nhwc_heads", "bayes-e", "input", (1, 3, 32, 32),
+                                  rt="featuremap", train="featuremap", layout_rt="NCHW", cal="max",
+                                  model_info=[dense_output_info("small", (1, 32, 32, 18), "NHWC"),
+                                              dense_output_info("big", (1, 16, 16, 12), "NHWC"),
+                                              dense_output_info("head_obj", (1, 3, 16, 16), "NCHW")],
+                                  log=[r"Node 'small_nhwc' runs on the CPU: passive operator at the model tail"]),
     "detector_rgb": Case("detector_rgb", "detector.onnx", "bernoulli2", "input", (1, 3, 128, 128),
                          rt="rgb", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="kl"),
 }
@@ -216,8 +240,46 @@ def make_lstm_model(path, seed=0):
     onnx.save(m, path)
 
 
+def make_nhwc_heads_model(path, seed=0):
+    """Detection heads exported channels-last, as YOLO heads on the vendor's
+    model zoo are: conv stem, a strided stage, two 1x1 heads each permuted to
+    [1, H, W, C] (Transpose perm 0,2,3,1) and one kept NCHW."""
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto
+    rng = np.random.default_rng(seed)
+    inits, nodes = [], []
+
+    def conv(name, x, cin, cout, k, stride, relu):
+        w = (rng.standard_normal((cout, cin, k, k)) * np.sqrt(2.0 / (cin * k * k))).astype(np.float32)
+        b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
+        inits.extend([numpy_helper.from_array(w, name + "_w"), numpy_helper.from_array(b, name + "_b")])
+        nodes.append(helper.make_node("Conv", [x, name + "_w", name + "_b"], [name], name=name, pads=[k // 2] * 4,
+                                      strides=[stride, stride]))
+        if not relu:
+            return name
+        nodes.append(helper.make_node("Relu", [name], [name + "_relu"], name=name + "_relu"))
+        return name + "_relu"
+
+    stem = conv("stem", "input", 3, 16, 3, 1, True)
+    down = conv("down", stem, 16, 24, 3, 2, True)
+    nodes.append(helper.make_node("Transpose", [conv("head_small", stem, 16, 18, 1, 1, False)], ["small"],
+                                  name="small_nhwc", perm=[0, 2, 3, 1]))
+    nodes.append(helper.make_node("Transpose", [conv("head_big", down, 24, 12, 1, 1, False)], ["big"],
+                                  name="big_nhwc", perm=[0, 2, 3, 1]))
+    obj = conv("head_obj", down, 24, 3, 1, 1, False)
+    outs = [helper.make_tensor_value_info("small", TensorProto.FLOAT, [1, 32, 32, 18]),
+            helper.make_tensor_value_info("big", TensorProto.FLOAT, [1, 16, 16, 12]),
+            helper.make_tensor_value_info(obj, TensorProto.FLOAT, [1, 3, 16, 16])]
+    graph = helper.make_graph(nodes, "nhwc_heads",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 32, 32])], outs, inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
+
+
 GENERATORS = {"placement": make_placement_model, "lstm": make_lstm_model,
-              "attention": gen_attention.make_attention_model}
+              "attention": gen_attention.make_attention_model, "nhwc_heads": make_nhwc_heads_model}
 
 
 def run(cmd, **kw):
@@ -388,6 +450,21 @@ def onnx_io(path):
     return ins, [o.name for o in m.graph.output]
 
 
+def cpu_nodes_without_reason(log):
+    """The CPU nodes of makertbin's node table (there must be some table)
+    that no "Node '<name>' runs on the CPU: <rule>" line explains."""
+    lines = [l.split(" INFO ", 1)[1] if " INFO " in l else "" for l in log.splitlines()]
+    start = lines.index("The main quantized node information:") + 4  # title, rule, header, rule
+    cpu = []
+    for l in lines[start:]:
+        cols = re.split(r"\s{2,}", l.strip())
+        if len(cols) < 4 or cols[1] not in ("BPU", "CPU"):
+            break
+        if cols[1] == "CPU":
+            cpu.append(cols[0])
+    return [n for n in cpu if not re.search(r"Node '%s' runs on the CPU: \S" % re.escape(n), log)]
+
+
 def check_model_files(out, prefix):
     """The four ONNX files of a conversion have unique node names (ONNX
     Runtime refuses duplicates); the three float ones pass onnx.checker (the
@@ -455,7 +532,6 @@ def run_case(case, args):
 
     failures = []
     if case.checker:
-        import re
         run([os.path.join(args.bin, "hb_mapper"), "checker", "--model-type", "onnx", "--model", model,
              "--march", case.march], cwd=work)
         log = open(os.path.join(work, "hb_mapper_checker.log")).read()
@@ -469,14 +545,13 @@ def run_case(case, args):
     out = os.path.join(work, "model_output")
     binf = os.path.join(out, case.name + ".bin")
     assert os.path.isfile(binf), "makertbin wrote no .bin"
-    if case.log:
-        import re
-        mlog = open(os.path.join(work, "hb_mapper_makertbin.log")).read()
-        for pat in case.log:
-            if not re.search(pat, mlog):
-                failures.append("hb_mapper makertbin log lacks /%s/" % pat)
+    mlog = open(os.path.join(work, "hb_mapper_makertbin.log")).read()
+    for pat in case.log:
+        if not re.search(pat, mlog):
+            failures.append("hb_mapper makertbin log lacks /%s/" % pat)
+    failures += ["makertbin log: CPU node '%s' without the rule that placed it there" % n
+                 for n in cpu_nodes_without_reason(mlog)]
     if case.model_info:
-        import re
         info = run([os.path.join(args.bin, "hrt_model_exec"), "model_info", "--model_file", binf], cwd=work)
         for pat in case.model_info:
             if not re.search(pat, info):
