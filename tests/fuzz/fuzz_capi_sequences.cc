@@ -18,7 +18,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
-#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -68,7 +67,6 @@ Counts g_counts;
 
 struct Shared {
   std::atomic<hbPackedDNNHandle_t> packs[kPacks] = {};
-  std::mutex load_mu;
 };
 
 class Worker {
@@ -99,29 +97,31 @@ class Worker {
   }
 
  private:
-  void load(int slot) {  // serialized with release_pack()
-    std::lock_guard<std::mutex> lk(s_->load_mu);
+  // Loads and releases race each other on the slots (no lock): a thread may
+  // release a handle another thread released already, while a pack loaded
+  // since (often at the released one's address) fills the slot. Handle
+  // values are never reused, so that stale release must be refused; had it
+  // released the new pack, the release at the end would fail.
+  void load(int slot) {
     if (s_->packs[slot].load() != nullptr) return;
     hbPackedDNNHandle_t p = nullptr;
     const void* data = model_bytes().data();
     int32_t len = static_cast<int32_t>(model_bytes().size());
     expect("hbDNNInitializeFromDDR", hbDNNInitializeFromDDR(&p, &data, &len, 1), {0});
-    s_->packs[slot].store(p);
     g_counts.loads++;
+    hbPackedDNNHandle_t empty = nullptr;
+    if (!s_->packs[slot].compare_exchange_strong(empty, p)) expect("hbDNNRelease (lost slot)", hbDNNRelease(p), {0});
   }
 
-  // Serialized with load() by the slot mutex: a handle value is an address,
-  // and a pack loaded after a release may get the released one's address; a
-  // stale release would then release the new pack (not a library bug).
-  // Getters and inference on other threads still race the release.
   void release_pack(int slot) {
-    std::lock_guard<std::mutex> lk(s_->load_mu);
     hbPackedDNNHandle_t p = s_->packs[slot].load();
     if (p == nullptr) return;
     const int32_t rc = hbDNNRelease(p);
-    expect("hbDNNRelease", rc, {0, HB_DNN_MODEL_IS_RUNNING});
-    if (rc == 0) s_->packs[slot].store(nullptr);
-    (rc == 0 ? g_counts.releases : g_counts.refused_releases)++;
+    expect("hbDNNRelease", rc, {0, HB_DNN_MODEL_IS_RUNNING, HB_DNN_INVALID_PACKED_DNN_HANDLE});
+    if (rc == 0) s_->packs[slot].compare_exchange_strong(p, nullptr);
+    if (rc == 0) g_counts.releases++;
+    if (rc == HB_DNN_MODEL_IS_RUNNING) g_counts.refused_releases++;
+    if (rc == HB_DNN_INVALID_PACKED_DNN_HANDLE) g_counts.stale++;
   }
 
   void get_handle(int slot) {
