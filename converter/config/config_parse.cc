@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -299,8 +300,11 @@ void parse_node_info_map(const Group& g, const std::string& key, const YAML::Nod
         info.input_type = type;
       else if (k == "OutputType")
         info.output_type = type;
+      else if (const auto index = cfg::parse_int(m[1].str()); index && *index <= std::numeric_limits<int>::max())
+        info.input_types[static_cast<int>(*index)] = type;
       else
-        info.input_types[std::stoi(m[1].str())] = type;
+        fail(g.where(key), "node '" + node + "', " + k.substr(0, 40) + (k.size() > 40 ? "...: " : ": ") +
+                               "input index out of range 0.." + std::to_string(std::numeric_limits<int>::max()));
     }
   }
 }

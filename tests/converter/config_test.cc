@@ -691,6 +691,15 @@ TEST_F(ConfigTest, NodeInfoDictFormBlockStyle) {
   EXPECT_EQ(c.metadata().at("NODE_INFO"), "{'Conv_2': {'ON': 'CPU', 'InputType1': 'int16'}}");
 }
 
+// Found by fuzz_yaml_config: an input index beyond int threw from std::stoi
+// (uncaught: abort).
+TEST_F(ConfigTest, NodeInfoInputIndexOutOfRangeIsAnError) {
+  const std::string err =
+      error_of(Yaml().set("model_parameters", "node_info", "\n    Conv_2:\n      InputType99999999999: int16\n").str());
+  EXPECT_NE(err.find("node 'Conv_2', InputType99999999999: input index out of range 0..2147483647"), std::string::npos)
+      << err;
+}
+
 TEST_F(ConfigTest, InputSourceAsQuotedDictAndDefaultsPerType) {
   Config c;
   ASSERT_TRUE(parse(Yaml()

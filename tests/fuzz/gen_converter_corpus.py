@@ -118,6 +118,8 @@ REFUSED_ONNX = {
     "external_length_2_64.onnx": external([("location", "w.dat"), ("length", "18446744073709551616")]),
     "external_range_overflow.onnx": external([("location", "w.dat"), ("offset", str(2 ** 62)), ("length", str(2 ** 62))]),
     "input_name_nul.onnx": renamed_input("in\0put"),
+    # found by fuzz_onnx_import: ONNX's Split inference divides by the output count (SIGFPE)
+    "split_without_outputs.onnx": model([N("Split", ["input"], []), N("Conv", ["input", "w"], ["y"])], [W]),
     "initializer_dims_overflow.onnx": model([N("Conv", ["input", "w"], ["y"])],
                                             [TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[2 ** 31] * 3 + [4])]),
 }
@@ -164,6 +166,8 @@ REFUSED_YAML = {
     "model_symlink_dir.yaml": GOOD.replace("onnx_model: 'model.onnx'", "onnx_model: 'cal'"),
     "shape_overflow.yaml": GOOD.replace("1x3x32x32", "1x3x4294967296x4294967296x4294967296"),
     "deep_nesting.yaml": GOOD + "custom_op:\n  op_register_files: " + "[" * 200 + "]" * 200 + "\n",
+    # found by fuzz_yaml_config: std::stoi threw out_of_range (abort)
+    "node_info_input_index_overflow.yaml": YAML["node_info.yaml"].replace("'InputType'", "'InputType" + "8" * 40 + "'"),
 }
 
 

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "converter/frontend/onnx/node_check.h"
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <string>
+#include <tuple>
 #include <vector>
 
 namespace openbpu::cvt::onnxio {
@@ -129,13 +133,37 @@ bool check_window_counts(const onnx::NodeProto& n, const KnownRanks& ranks, std:
   return true;
 }
 
+std::string count_range(int lo, int hi) {
+  if (hi == std::numeric_limits<int>::max()) return "at least " + std::to_string(lo);
+  return lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
+}
+
+// Input and output counts within the operator's schema at the model's opset
+// (ONNX's inference functions index inputs and divide by the output count
+// unchecked: a Split without outputs was a SIGFPE). Operators ONNX does not
+// know at that opset are left to the importer.
+bool check_arity(const onnx::NodeProto& n, int64_t opset, std::string* why) {
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "");
+  if (s == nullptr) return true;
+  for (const auto& [what, count, lo, hi] : {std::tuple{"input", n.input_size(), s->min_input(), s->max_input()},
+                                            std::tuple{"output", n.output_size(), s->min_output(), s->max_output()}})
+    if (count < lo || count > hi) {
+      *why = std::to_string(count) + " " + what + "(s); the operator takes " + count_range(lo, hi) + " at opset " +
+             std::to_string(opset);
+      return false;
+    }
+  return true;
+}
+
 }  // namespace
 
 bool check_node_attributes(const onnx::NodeProto& n, const std::string& name, const KnownRanks& ranks,
-                           std::string* error) {
+                           int64_t opset, std::string* error) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return true;
   std::string why;
+  check_arity(n, opset, &why);
   for (const char* g : required_graphs(n.op_type())) {
+    if (!why.empty()) break;
     const onnx::AttributeProto* a = find(n, g);
     if (a == nullptr || a->type() != onnx::AttributeProto::GRAPH) {
       why = std::string("attribute '") + g + "' (a graph) is missing";

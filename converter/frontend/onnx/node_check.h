@@ -6,6 +6,7 @@
 #ifndef OPENBPU_CONVERTER_FRONTEND_ONNX_NODE_CHECK_H_
 #define OPENBPU_CONVERTER_FRONTEND_ONNX_NODE_CHECK_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -20,13 +21,14 @@ namespace openbpu::cvt::onnxio {
 using KnownRanks = std::map<std::string, int>;
 
 // False with a message naming the node (`name`, as imported), its operator
-// and the attribute when an attribute is out of range, of the wrong type or
+// and the problem when its input or output count is outside the operator's
+// schema at `opset`, or when an attribute is out of range, of the wrong type or
 // inconsistent with the others or with the known ranks of the node's data
 // input and weights (ONNX's convolution inference reads attributes per
 // spatial axis of one and kernel sizes from the other), or a required
 // subgraph is missing.
 bool check_node_attributes(const onnx::NodeProto& n, const std::string& name, const KnownRanks& ranks,
-                           std::string* error);
+                           int64_t opset, std::string* error);
 
 }  // namespace openbpu::cvt::onnxio
 

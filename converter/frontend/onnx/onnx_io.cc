@@ -483,7 +483,7 @@ bool import_model(const onnx::ModelProto& m, const std::string& base_dir, Graph*
     }
     n.inputs.assign(np.input().begin(), np.input().end());
     n.outputs.assign(np.output().begin(), np.output().end());
-    if (!check_node_attributes(np, n.name, ranks, error) || !attrs_from_node(np, &n.attrs, error)) return false;
+    if (!check_node_attributes(np, n.name, ranks, g->opset, error) || !attrs_from_node(np, &n.attrs, error)) return false;
     if (n.op_type == "Constant" && n.domain.empty() && n.outputs.size() == 1) {
       // Constants become values right away.
       Value v;
