@@ -97,6 +97,17 @@ def renamed_input(name):
     return m.SerializeToString()
 
 
+def shape_input_model(n):
+    """ConstantOfShape of a graph input of shape [n] (as the fuzzer found it:
+    the output has n axes)."""
+    g = helper.make_graph([N("ConstantOfShape", ["input"], ["y"])], "g",
+                          [helper.make_tensor_value_info("input", TensorProto.FLOAT, [n])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
+    m.ir_version = 7
+    return m.SerializeToString()
+
+
 # Issue 15's converter findings (and their neighbours): each must be refused.
 REFUSED_ONNX = {
     "conv_strides_0.onnx": model([N("Conv", ["input", "w"], ["y"], strides=[0, 1])], [W]),
@@ -120,6 +131,8 @@ REFUSED_ONNX = {
     "input_name_nul.onnx": renamed_input("in\0put"),
     # found by fuzz_onnx_import: ONNX's Split inference divides by the output count (SIGFPE)
     "split_without_outputs.onnx": model([N("Split", ["input"], []), N("Conv", ["input", "w"], ["y"])], [W]),
+    # found by fuzz_onnx_import: a ConstantOfShape of a [1048576] input took 24 s in ONNX's shape inference
+    "constant_of_shape_1m_axes.onnx": shape_input_model(2 ** 20),
     "initializer_dims_overflow.onnx": model([N("Conv", ["input", "w"], ["y"])],
                                             [TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[2 ** 31] * 3 + [4])]),
 }

@@ -82,16 +82,40 @@ int weight_input(const std::string& op) {
   return -1;
 }
 
-int rank_of(const onnx::NodeProto& n, int input, const KnownRanks& ranks) {
-  if (input < 0 || input >= n.input_size()) return -1;
-  const auto it = ranks.find(n.input(input));
-  return it == ranks.end() ? -1 : it->second;
+const std::vector<int64_t>* shape_of(const onnx::NodeProto& n, int input, const KnownShapes& shapes) {
+  if (input < 0 || input >= n.input_size()) return nullptr;
+  const auto it = shapes.find(n.input(input));
+  return it == shapes.end() ? nullptr : &it->second;
+}
+
+int rank_of(const onnx::NodeProto& n, int input, const KnownShapes& shapes) {
+  const std::vector<int64_t>* s = shape_of(n, input, shapes);
+  return s == nullptr ? -1 : static_cast<int>(s->size());
+}
+
+// Operators whose output has as many axes as a 1-D input has values (the
+// shape they build): ONNX's inference builds a shape of that many axes (a
+// ConstantOfShape of a [1048576] input took 24 s under ASan).
+int shape_input(const std::string& op) {
+  if (op == "ConstantOfShape") return 0;
+  if (op == "Expand" || op == "Reshape") return 1;
+  return -1;
+}
+constexpr int64_t kMaxShapeLength = 64;
+
+bool check_shape_input(const onnx::NodeProto& n, const KnownShapes& shapes, std::string* why) {
+  const int i = shape_input(n.op_type());
+  const std::vector<int64_t>* s = shape_of(n, i, shapes);
+  if (s == nullptr || s->size() != 1 || (*s)[0] <= kMaxShapeLength) return true;
+  *why = "input '" + n.input(i) + "' (the output shape) has " + std::to_string((*s)[0]) + " values; at most " +
+         std::to_string(kMaxShapeLength) + " axes";
+  return false;
 }
 
 // The data input and the weights of known rank agree with each other and
 // have at least one spatial axis; k is then their number of spatial axes.
-bool check_window_ranks(const onnx::NodeProto& n, const KnownRanks& ranks, int64_t* k, std::string* why) {
-  const int data = rank_of(n, 0, ranks), weight = rank_of(n, weight_input(n.op_type()), ranks);
+bool check_window_ranks(const onnx::NodeProto& n, const KnownShapes& shapes, int64_t* k, std::string* why) {
+  const int data = rank_of(n, 0, shapes), weight = rank_of(n, weight_input(n.op_type()), shapes);
   for (const auto& [r, what] : {std::pair<int, const char*>{data, "data input"}, {weight, "weight"}})
     if (r >= 0 && (r < 3 || r > 10)) {
       *why = std::string("the ") + what + " has rank " + std::to_string(r) + " (3..10 expected)";
@@ -107,14 +131,14 @@ bool check_window_ranks(const onnx::NodeProto& n, const KnownRanks& ranks, int64
 
 // kernel_shape, strides and dilations of one length k (8 at most; the
 // spatial axes when the ranks are known), pads 2k.
-bool check_window_counts(const onnx::NodeProto& n, const KnownRanks& ranks, std::string* why) {
+bool check_window_counts(const onnx::NodeProto& n, const KnownShapes& shapes, std::string* why) {
   const onnx::AttributeProto* pads = find(n, "pads");
   if (pads && pads->ints_size() % 2 != 0) {
     *why = "attribute 'pads' has " + std::to_string(pads->ints_size()) + " values (begin and end per axis expected)";
     return false;
   }
   int64_t k = -1;
-  if (!check_window_ranks(n, ranks, &k, why)) return false;
+  if (!check_window_ranks(n, shapes, &k, why)) return false;
   for (const char* name : {"kernel_shape", "strides", "dilations", "output_padding"}) {
     const onnx::AttributeProto* a = find(n, name);
     if (a == nullptr) continue;
@@ -157,11 +181,11 @@ bool check_arity(const onnx::NodeProto& n, int64_t opset, std::string* why) {
 
 }  // namespace
 
-bool check_node_attributes(const onnx::NodeProto& n, const std::string& name, const KnownRanks& ranks,
+bool check_node_attributes(const onnx::NodeProto& n, const std::string& name, const KnownShapes& shapes,
                            int64_t opset, std::string* error) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return true;
   std::string why;
-  check_arity(n, opset, &why);
+  if (check_arity(n, opset, &why)) check_shape_input(n, shapes, &why);
   for (const char* g : required_graphs(n.op_type())) {
     if (!why.empty()) break;
     const onnx::AttributeProto* a = find(n, g);
@@ -172,7 +196,7 @@ bool check_node_attributes(const onnx::NodeProto& n, const std::string& name, co
   }
   const std::vector<IntRule>* rules = rules_for(n.op_type());
   if (why.empty() && rules != nullptr && check_int_rules(n, *rules, &why) && rules == &kWindowRules)
-    check_window_counts(n, ranks, &why);
+    check_window_counts(n, shapes, &why);
   if (why.empty()) return true;
   *error = "node '" + name + "' (" + n.op_type() + "): " + why;
   return false;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace onnx {
 class NodeProto;
@@ -16,18 +17,18 @@ class NodeProto;
 
 namespace openbpu::cvt::onnxio {
 
-// Ranks of the values known before shape inference (initializers, graph
-// inputs with a shape), by name.
-using KnownRanks = std::map<std::string, int>;
+// Shapes of the values known before shape inference (initializers, graph
+// inputs with a shape; -1 for a dimension without a value), by name.
+using KnownShapes = std::map<std::string, std::vector<int64_t>>;
 
 // False with a message naming the node (`name`, as imported), its operator
 // and the problem when its input or output count is outside the operator's
 // schema at `opset`, or when an attribute is out of range, of the wrong type or
 // inconsistent with the others or with the known ranks of the node's data
 // input and weights (ONNX's convolution inference reads attributes per
-// spatial axis of one and kernel sizes from the other), or a required
-// subgraph is missing.
-bool check_node_attributes(const onnx::NodeProto& n, const std::string& name, const KnownRanks& ranks,
+// spatial axis of one and kernel sizes from the other), a required subgraph
+// is missing, or a known shape input would give more than 64 axes.
+bool check_node_attributes(const onnx::NodeProto& n, const std::string& name, const KnownShapes& shapes,
                            int64_t opset, std::string* error);
 
 }  // namespace openbpu::cvt::onnxio

@@ -464,10 +464,14 @@ bool import_model(const onnx::ModelProto& m, const std::string& base_dir, Graph*
   std::set<std::string> named;
   for (const auto& np : graph.node())
     if (!np.name().empty()) named.insert(np.name());
-  KnownRanks ranks;  // for the attribute checks
-  for (const auto& t : graph.initializer()) ranks[t.name()] = t.dims_size();
+  KnownShapes shapes;  // for the attribute checks
+  for (const auto& t : graph.initializer()) shapes[t.name()].assign(t.dims().begin(), t.dims().end());
   for (const auto& in : graph.input())
-    if (in.type().tensor_type().has_shape()) ranks[in.name()] = in.type().tensor_type().shape().dim_size();
+    if (in.type().tensor_type().has_shape()) {
+      std::vector<int64_t>& dims = shapes[in.name()];
+      dims.clear();
+      for (const auto& d : in.type().tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    }
   int unnamed = 0;
   for (const auto& np : graph.node()) {
     Node n;
@@ -483,7 +487,7 @@ bool import_model(const onnx::ModelProto& m, const std::string& base_dir, Graph*
     }
     n.inputs.assign(np.input().begin(), np.input().end());
     n.outputs.assign(np.output().begin(), np.output().end());
-    if (!check_node_attributes(np, n.name, ranks, g->opset, error) || !attrs_from_node(np, &n.attrs, error)) return false;
+    if (!check_node_attributes(np, n.name, shapes, g->opset, error) || !attrs_from_node(np, &n.attrs, error)) return false;
     if (n.op_type == "Constant" && n.domain.empty() && n.outputs.size() == 1) {
       // Constants become values right away.
       Value v;
