@@ -133,6 +133,12 @@ REFUSED_ONNX = {
     "split_without_outputs.onnx": model([N("Split", ["input"], []), N("Conv", ["input", "w"], ["y"])], [W]),
     # found by fuzz_onnx_import: a ConstantOfShape of a [1048576] input took 24 s in ONNX's shape inference
     "constant_of_shape_1m_axes.onnx": shape_input_model(2 ** 20),
+    # found by fuzz_onnx_import: ONNX's Conv inference indexed a computed rank-4 input with rank-5 weights (SIGSEGV)
+    "conv_computed_rank_4_weights_rank_5.onnx": model([N("Conv", ["input", "w"], ["z"]), N("Conv", ["z", "w5"], ["y"])],
+                                                      [W, const("w5", np.full((4, 4, 3, 3, 3), 0.1, np.float32))]),
+    # ... also when the computed input comes later in the file
+    "conv_reads_a_later_rank_4_output.onnx": model([N("Conv", ["z", "w5"], ["y"]), N("Conv", ["input", "w"], ["z"])],
+                                                   [W, const("w5", np.full((4, 4, 3, 3, 3), 0.1, np.float32))]),
     "initializer_dims_overflow.onnx": model([N("Conv", ["input", "w"], ["y"])],
                                             [TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[2 ** 31] * 3 + [4])]),
 }

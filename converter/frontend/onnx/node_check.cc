@@ -202,4 +202,8 @@ bool check_node_attributes(const onnx::NodeProto& n, const std::string& name, co
   return false;
 }
 
+bool is_window_op(const onnx::NodeProto& n) {
+  return (n.domain().empty() || n.domain() == "ai.onnx") && rules_for(n.op_type()) == &kWindowRules;
+}
+
 }  // namespace openbpu::cvt::onnxio

@@ -31,6 +31,11 @@ using KnownShapes = std::map<std::string, std::vector<int64_t>>;
 bool check_node_attributes(const onnx::NodeProto& n, const std::string& name, const KnownShapes& shapes,
                            int64_t opset, std::string* error);
 
+// Operators with a sliding window (Conv, pools, ...): their output has the
+// rank of their data input, which ONNX's inference indexes with the weights'
+// axes.
+bool is_window_op(const onnx::NodeProto& n);
+
 }  // namespace openbpu::cvt::onnxio
 
 #endif  // OPENBPU_CONVERTER_FRONTEND_ONNX_NODE_CHECK_H_

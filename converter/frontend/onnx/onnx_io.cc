@@ -724,15 +724,58 @@ bool save_calibrated(const Graph& g, const std::map<std::string, double>& thresh
   return save_model(sorted, path, error);
 }
 
+namespace {
+
+void run_onnx_inference(onnx::ModelProto* m) {
+  onnx::ShapeInferenceOptions options;
+  options.check_type = false;
+  options.error_mode = 0;  // skip nodes ONNX cannot infer (our own domain)
+  options.enable_data_propagation = true;
+  onnx::shape_inference::InferShapes(*m, onnx::OpSchemaRegistry::Instance(), options);
+}
+
+// The ranks of computed values are known only after inference, but ONNX's
+// inference of a window operator indexes its data input with the weights'
+// axes (a computed rank-4 input against rank-5 weights: SIGSEGV). A first
+// inference with every window operator replaced by an Identity of its data
+// input (same output rank) gives the ranks; the window operators are then
+// checked with them before the real inference.
+bool check_window_ranks_after_inference(const onnx::ModelProto& m, std::string* error) {
+  onnx::ModelProto ranks_only = m;
+  // Shapes recorded downstream of a window operator would contradict the
+  // Identity's: only the graph inputs' shapes are kept.
+  ranks_only.mutable_graph()->clear_value_info();
+  for (auto& o : *ranks_only.mutable_graph()->mutable_output()) o.mutable_type()->mutable_tensor_type()->clear_shape();
+  for (auto& n : *ranks_only.mutable_graph()->mutable_node()) {
+    if (!is_window_op(n) || n.input_size() < 1 || n.output_size() < 1) continue;
+    const std::string in = n.input(0), out = n.output(0);
+    n.Clear();
+    n.set_op_type("Identity");
+    n.add_input(in);
+    n.add_output(out);
+  }
+  run_onnx_inference(&ranks_only);
+  KnownShapes ranks;  // dimensions unknown, ranks known
+  const auto& g = ranks_only.graph();
+  for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
+    for (const auto& vi : *list)
+      if (vi.type().tensor_type().has_shape())
+        ranks[vi.name()].assign(static_cast<size_t>(vi.type().tensor_type().shape().dim_size()), -1);
+  for (const auto& t : g.initializer()) ranks[t.name()].assign(static_cast<size_t>(t.dims_size()), -1);
+  for (const auto& n : m.graph().node())
+    if (is_window_op(n) && !check_node_attributes(n, n.name(), ranks, m.opset_import(0).version(), error))
+      return false;
+  return true;
+}
+
+}  // namespace
+
 bool infer_shapes(Graph* g, std::string* error) {
   onnx::ModelProto m;
   export_model(*g, &m);
   try {
-    onnx::ShapeInferenceOptions options;
-    options.check_type = false;
-    options.error_mode = 0;  // skip nodes ONNX cannot infer (our own domain)
-    options.enable_data_propagation = true;
-    onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), options);
+    if (!check_window_ranks_after_inference(m, error)) return false;
+    run_onnx_inference(&m);
   } catch (const std::exception& e) {
     *error = std::string("ONNX shape inference failed: ") + e.what();
     return false;
