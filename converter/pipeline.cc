@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "bpu_sim/isa/march.h"
+#include "converter/codegen/quant_params.h"
 #include "converter/frontend/onnx/legalize.h"
 #include "converter/frontend/onnx/onnx_io.h"
 #include "converter/ir/executor.h"
@@ -221,7 +222,7 @@ bool save_calibrated_model(const Graph& g, const Placement& pl, const Calibratio
     const OpUnit* unit = find_op_unit(n);
     if (n.op_type == "Conv" && unit != nullptr && unit->int32_tail != nullptr && w != nullptr && w->is_constant() &&
         w->elem_type == kFloat && w->shape.size() == 4 && legal.value(w->name) != nullptr)
-      weight_scales[w->name] = unit->int32_tail(g, n);
+      weight_scales[w->name] = unit->int32_tail(g, n, value_scale(best.thresholds, n.inputs[0], int16(n.inputs[0])));
   }
   std::sort(qvalues.begin(), qvalues.end());
   qvalues.erase(std::unique(qvalues.begin(), qvalues.end()), qvalues.end());

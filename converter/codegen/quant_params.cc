@@ -18,10 +18,7 @@ class Scales {
   }
   isa::DType dtype(const std::string& v) const { return wide(v) ? isa::DType::kInt16 : isa::DType::kInt8; }
   QParams calibrated(const std::string& v) const {
-    auto it = thr_.find(v);
-    const double t = it != thr_.end() ? it->second : 1.0;
-    const double qmax = static_cast<double>(isa::dtype_range(dtype(v)).hi);
-    return QParams{dtype(v), static_cast<float>(std::max(t, 1e-8) / qmax), {}};
+    return QParams{dtype(v), static_cast<float>(value_scale(thr_, v, wide(v))), {}};
   }
 
  private:
@@ -48,6 +45,12 @@ QParams output_params(const Graph& g, const Op& op, const std::string& o, const 
 
 }  // namespace
 
+double value_scale(const std::map<std::string, double>& thresholds, const std::string& v, bool int16) {
+  auto it = thresholds.find(v);
+  const double t = it != thresholds.end() ? it->second : 1.0;
+  return std::max(t, 1e-8) / static_cast<double>(isa::dtype_range(int16 ? isa::DType::kInt16 : isa::DType::kInt8).hi);
+}
+
 bool int32_tail_applies(const Graph& g, const Placement& pl, const Op& op, const std::string& output) {
   if (op.unit->int32_tail == nullptr || !op.residual.empty()) return false;
   if (op.act_min_node >= 0 && g.nodes[static_cast<size_t>(op.act_min_node)].op_type != "Relu") return false;
@@ -58,7 +61,7 @@ bool int32_tail_applies(const Graph& g, const Placement& pl, const Op& op, const
 
 QParams int32_tail_params(const Graph& g, const Op& op, float input_scale) {
   QParams p{isa::DType::kInt32, 1.0f, {}};
-  for (float s : op.unit->int32_tail(g, g.nodes[op.nodes[0]])) p.channel_scales.push_back(input_scale * s);
+  for (float s : op.unit->int32_tail(g, g.nodes[op.nodes[0]], input_scale)) p.channel_scales.push_back(input_scale * s);
   return p;
 }
 

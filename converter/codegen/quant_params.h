@@ -25,6 +25,10 @@ struct QuantOptions {
   std::set<std::string> int8_values;    // int8 even with all_int16
 };
 
+// The scale of value v from its calibrated threshold T (a missing one counts
+// as 1): T / 127, or T / 32767 for an int16 value.
+double value_scale(const std::map<std::string, double>& thresholds, const std::string& v, bool int16);
+
 // thresholds: calibrated |x| threshold per float value; the scale of an int8
 // (int16) value is T / 127 (T / 32767), a missing threshold counts as 1.
 std::map<std::string, QParams> assign_qparams(const Graph& g, const Placement& placement,

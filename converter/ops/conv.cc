@@ -63,16 +63,24 @@ bool place_batchnorm(const Graph& g, const Node& n, const isa::MarchInfo& march,
 
 // ---- weights -----------------------------------------------------------------
 
-// Per-output-channel weight scales (max |w| / 127 over each channel's values).
-std::vector<float> channel_scales(const std::vector<float>& w, int64_t cout) {
+// Per-output-channel weight scales: max |w| / 127 over each channel's
+// values, widened where the channel's bias would not fit the int32 bias at
+// the accumulator scale in_scale * s_w (ops::bias_fitting_scale).
+std::vector<float> channel_scales(const std::vector<float>& w, int64_t cout, const std::vector<float>& bias,
+                                  double in_scale) {
   const size_t per = w.size() / static_cast<size_t>(cout);
   std::vector<float> s(static_cast<size_t>(cout));
   for (int64_t c = 0; c < cout; ++c) {
     float mx = 0.0f;
     for (size_t k = 0; k < per; ++k) mx = std::max(mx, std::fabs(w[c * per + k]));
-    s[static_cast<size_t>(c)] = mx > 0 ? mx / 127.0f : 1e-8f;
+    s[static_cast<size_t>(c)] = static_cast<float>(ops::bias_fitting_scale(mx / 127.0f, bias[static_cast<size_t>(c)], in_scale));
   }
   return s;
+}
+
+std::vector<float> bias_of(const Graph& g, const Node& n, int64_t cout) {
+  if (n.inputs.size() > 2 && !n.inputs[2].empty()) return const_floats(g, n.inputs[2]);
+  return std::vector<float>(static_cast<size_t>(cout), 0.0f);
 }
 
 // ConvTranspose weights ONNX [Cin, Cout/g, KH, KW] -> the ISA's [Cout][KH][KW][Cin/g].
@@ -93,13 +101,14 @@ std::vector<float> deconv_weights(const Graph& g, const Node& n) {
   return wt;
 }
 
-std::vector<float> conv_weight_scales(const Graph& g, const Node& n) {
-  return channel_scales(const_floats(g, n.inputs[1]), g.value(n.inputs[1])->shape[0]);
+std::vector<float> conv_weight_scales(const Graph& g, const Node& n, double in_scale) {
+  const int64_t cout = g.value(n.inputs[1])->shape[0];
+  return channel_scales(const_floats(g, n.inputs[1]), cout, bias_of(g, n, cout), in_scale);
 }
 
-std::vector<float> deconv_weight_scales(const Graph& g, const Node& n) {
-  const auto& ws = g.value(n.inputs[1])->shape;
-  return channel_scales(deconv_weights(g, n), ws[1] * n.attrs.get_int("group", 1));
+std::vector<float> deconv_weight_scales(const Graph& g, const Node& n, double in_scale) {
+  const int64_t cout = g.value(n.inputs[1])->shape[1] * n.attrs.get_int("group", 1);
+  return channel_scales(deconv_weights(g, n), cout, bias_of(g, n, cout), in_scale);
 }
 
 // ---- emission ------------------------------------------------------------------
@@ -157,11 +166,6 @@ void bias_and_scales(const std::vector<float>& bias, float in_scale, const std::
   }
 }
 
-std::vector<float> bias_of(const LoweringContext& ctx, const Node& n, int64_t cout) {
-  if (n.inputs.size() > 2 && !n.inputs[2].empty()) return ctx.floats(n.inputs[2]);
-  return std::vector<float>(static_cast<size_t>(cout), 0.0f);
-}
-
 void set_window(isa::Conv* c, const ops::Window& win) {
   c->kernel_h = win.kh, c->kernel_w = win.kw, c->stride_h = win.sh, c->stride_w = win.sw;
   c->dilation_h = win.dh, c->dilation_w = win.dw;
@@ -175,8 +179,8 @@ bool emit_conv(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
   const Value& wv = ctx.value(n.inputs[1]);
   const std::vector<float> w = ctx.floats(n.inputs[1]);
   const int64_t cout = wv.shape[0], cin_g = wv.shape[1], kh = wv.shape[2], kw = wv.shape[3];
-  std::vector<float> bias = bias_of(ctx, n, cout);
-  const std::vector<float> sw = channel_scales(w, cout);
+  std::vector<float> bias = bias_of(ctx.graph, n, cout);
+  const std::vector<float> sw = conv_weight_scales(ctx.graph, n, ctx.qp(x).scale);
   std::vector<int8_t> wq(static_cast<size_t>(cout * kh * kw * cin_g));
   for (int64_t co = 0; co < cout; ++co)
     for (int64_t ci = 0; ci < cin_g; ++ci)
@@ -217,9 +221,9 @@ bool emit_deconv(LoweringContext& ctx, const Op& op, std::string* e) {
   const int64_t group = n.attrs.get_int("group", 1);
   const int64_t kh = wv.shape[2], kw = wv.shape[3];
   const int64_t cout = wv.shape[1] * group;
-  const std::vector<float> bias = bias_of(ctx, n, cout);
+  const std::vector<float> bias = bias_of(ctx.graph, n, cout);
   const std::vector<float> wt = deconv_weights(ctx.graph, n);
-  const std::vector<float> sw = channel_scales(wt, cout);
+  const std::vector<float> sw = channel_scales(wt, cout, bias, ctx.qp(x).scale);
   std::vector<int8_t> wq(wt.size());
   const size_t per = wt.size() / static_cast<size_t>(cout);
   for (size_t i = 0; i < wt.size(); ++i) wq[i] = ops::quantize_weight(wt[i], sw[i / per]);
@@ -274,8 +278,8 @@ void emit_affine(LoweringContext& ctx, const isa::TensorRef& in, const isa::Tens
   std::vector<double> acc(ch);
   std::vector<int32_t> bq(ch);
   for (size_t c = 0; c < ch; ++c) {
-    const double sw = std::fabs(a[c]) > 0 ? std::fabs(a[c]) / 127.0 : 1e-8;
-    wq[c] = static_cast<int8_t>(a[c] >= 0 ? (a[c] == 0 ? 0 : 127) : -127);
+    const double sw = bias_fitting_scale(std::fabs(a[c]) / 127.0, b[c], in_scale);
+    wq[c] = static_cast<int8_t>(std::clamp(std::round(a[c] / sw), -127.0, 127.0));
     acc[c] = in_scale * sw;
     bq[c] = quantize_bias(b[c], acc[c]);
   }

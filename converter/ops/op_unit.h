@@ -80,8 +80,9 @@ using PlaceFn = bool (*)(const Graph& g, const Node& n, const isa::MarchInfo& ma
 using EmitFn = bool (*)(LoweringContext& ctx, const Op& op, std::string* error);
 // Temporary scratch bytes the emitter needs while it runs (0 = none).
 using ScratchFn = uint64_t (*)(const Graph& g, const Op& op, int align);
-// Per-output-channel weight scales of an op that may keep an int32 output.
-using WeightScalesFn = std::vector<float> (*)(const Graph& g, const Node& n);
+// Per-output-channel weight scales of an op that may keep an int32 output,
+// given its input's scale (a channel's bias must fit at s_in * s_w).
+using WeightScalesFn = std::vector<float> (*)(const Graph& g, const Node& n, double in_scale);
 // The real function a table lookup computes.
 using LutFn = std::function<double(double)> (*)(const Graph& g, const Node& n);
 

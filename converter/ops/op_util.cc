@@ -149,6 +149,13 @@ int8_t quantize_weight(float w, float s) {
   return static_cast<int8_t>(std::max(-127.0, std::min(127.0, std::round(static_cast<double>(w) / s))));
 }
 
+double bias_fitting_scale(double max_scale, double b, double in_scale) {
+  // 0.999: the float rounding of the scale must not push |b_q| past the limit.
+  const double fit = in_scale > 0 ? std::fabs(b) / (in_scale * 0.999 * static_cast<double>(isa::kMaxBias)) : 0.0;
+  const double s = std::max(max_scale, fit);
+  return s > 0 ? s : 1e-8;
+}
+
 int32_t quantize_bias(double b, double scale) {
   const double r = std::round(b / scale);
   const double lim = static_cast<double>(isa::kMaxBias);

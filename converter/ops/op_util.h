@@ -68,6 +68,14 @@ void emit_move(LoweringContext& ctx, const isa::TensorRef& in, const isa::Tensor
 void emit_affine(LoweringContext& ctx, const isa::TensorRef& in, const isa::TensorRef& out, double in_scale,
                  const QParams& qo, const std::vector<double>& a, const std::vector<double>& b, int act_node);
 
+// The scale of a weight channel whose largest magnitude needs `max_scale`
+// (max |w| / 127) and whose bias b, at the accumulator scale in_scale * s_w,
+// must fit the int32 bias (|b_q| < kMaxBias): the larger of the two. With
+// int16 inputs (scales ~256x finer than int8's) a channel with tiny weights
+// and a large bias (a folded BatchNorm of a nearly constant channel) would
+// otherwise have its bias clipped; its weights lose a few levels instead.
+double bias_fitting_scale(double max_scale, double b, double in_scale);
+
 // int8 weight of a real weight with scale s (symmetric, [-127, 127]).
 int8_t quantize_weight(float w, float s);
 // int32 bias of a real bias at the accumulator's scale, within +-kMaxBias.

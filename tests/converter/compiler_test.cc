@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <functional>
+#include <random>
 #include <set>
 
 #include "bpu_sim/validate.h"
@@ -535,6 +536,37 @@ INSTANTIATE_TEST_SUITE_P(Units, EmitterTest, ::testing::ValuesIn(case_names()),
                              if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return s;
                          });
+
+// int16 activations have scales ~256x finer than int8's, so the int32 bias
+// of a channel with tiny weights and a large bias (a folded BatchNorm of a
+// nearly constant channel, as in PP-OCRv4 rec's first convolution) would
+// not fit at s_in * max|w| / 127: its weight scale is widened instead of
+// clipping the bias (ops::bias_fitting_scale), for int16 and int32 outputs.
+TEST(Emitters, Int16ConvKeepsTheBiasOfChannelsWithTinyWeights) {
+  for (const bool int32_tail : {false, true}) {
+    Builder b;
+    const std::string x = b.input("x", {1, 8, 8, 8});
+    std::vector<float> w(8 * 8 * 3 * 3), bias(8);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = d(rng) * (i >= 7 * 72 ? 1e-4f : 1.0f);
+    for (size_t c = 0; c < 8; ++c) bias[c] = c == 7 ? 3.0f : d(rng);
+    b.output(b.node("Conv", {x, b.constant_values("w", {8, 8, 3, 3}, w), b.constant_values("bias", {8}, bias)},
+                    ints_attr2("kernel_shape", {3, 3}, "pads", {1, 1, 1, 1})));
+    CompileOptions co;
+    co.all_int16 = true;
+    co.int32_tail = int32_tail;
+    Compiled c;
+    ASSERT_TRUE(compile_graph(b.g, "bayes-e", true, &c, co));
+    const auto f = run(c.g, c.samples[0]), q = run(c.cm.graph, c.samples[0]);
+    const auto& fv = f.begin()->second;
+    const auto& qv = q.at(f.begin()->first);
+    double worst = 0;  // channel 7: 3.0 plus at most ~0.007
+    for (size_t i = 7 * 64; i < 8 * 64; ++i) worst = std::max(worst, std::fabs(fv[i] - qv[i]));
+    EXPECT_LT(worst, 1e-3) << "int32 tail " << int32_tail;
+    EXPECT_GT(cosine(fv, qv), 0.99999) << "int32 tail " << int32_tail;
+  }
+}
 
 TEST(Emitters, FusionFoldsActivationsAndResiduals) {
   Builder b;

@@ -50,7 +50,7 @@ class Case:
     def __init__(self, name, model, march, input_name, shape, rt, train="rgb", layout_rt="NHWC",
                  mean=None, std=None, cal="default", data="photos", n_cal=8, n_test=24,
                  min_cos=0.99, min_agree=None, extra_yaml="", int_accuracy_labels=False, max_acc_drop=0.02,
-                 text_map=False, centered=False, checker=None, model_info=None, log=None):
+                 text_map=False, centered=False, checker=None, model_info=None, log=None, min_ctc=None):
         self.name, self.model, self.march = name, model, march
         self.input_name, self.shape = input_name, shape
         self.rt, self.train, self.layout_rt = rt, train, layout_rt
@@ -72,6 +72,10 @@ class Case:
         self.model_info = model_info or []
         # Regular expressions hb_mapper makertbin's log must contain.
         self.log = log or []
+        # CTC recognizer ([1, T, classes] output, upright lines of
+        # shape[3] pixels): the fraction of lines whose greedy CTC index
+        # sequence equals ONNX Runtime's.
+        self.min_ctc = min_ctc
 
 
 def dense_output_info(name, shape, layout):
@@ -127,6 +131,13 @@ CASES = {
     "ppocr_det_nv12": Case("ppocr_det_nv12", "ocr:ch_PP-OCRv4_det_infer.onnx", "bernoulli2", "x", (1, 3, 320, 320),
                            rt="nv12", train="bgr", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="default",
                            data="pages", n_cal=16, n_test=16, min_cos=0.96, text_map=True, centered=True),
+    # The PP-OCRv4 text recognizer (SVTR, 6625 classes) on upright rendered
+    # 48x320 lines, X5 (bayes-e, one BPU subgraph), every activation int16:
+    # greedy CTC decoding of the .bin against ONNX Runtime's.
+    "ppocr_rec_int16": Case("ppocr_rec_int16", "ocr:ch_PP-OCRv4_rec_infer.onnx", "bayes-e", "x", (1, 3, 48, 320),
+                            rt="bgr", train="bgr", mean=[127.5], std=[127.5], cal="default", data="upright_lines",
+                            n_cal=50, n_test=200, min_cos=0.99, min_ctc=0.97,
+                            extra_yaml="  optimization: set_all_nodes_int16\n"),
     # A generated model with an operator the BPU lacks between convolutions:
     # two BPU subgraphs around a CPU node; then with run_on_cpu for the last
     # convolution, which must still compute the same.
@@ -323,19 +334,22 @@ def photos(n, size, seed):
     return out
 
 
-def text_lines(bin_dir, work, sub, n, seed, pages=None):
+def text_lines(bin_dir, work, sub, n, seed, pages=None, upright_width=None):
     """n rendered text lines (or pages of lines, pages=(h, w)) as BGR uint8
-    HxWx3, with the lines' orientation labels."""
+    HxWx3, with the lines' orientation labels; upright_width: upright lines
+    48 x that many pixels (the recognizer's input)."""
     d = os.path.join(work, sub)
     labels = os.path.join(work, sub + "_labels.txt")
     if os.path.isdir(d):
         shutil.rmtree(d)
     os.makedirs(d)
-    h, w = pages or (48, 192)
+    h, w = pages or (48, upright_width or 192)
     cmd = [os.path.join(bin_dir, "openbpu_render_text"), "--out", d, "--count", str(n), "--seed", str(seed),
            "--labels", labels, "--png"]
     if pages:
         cmd += ["--pages", "--height", str(h), "--width", str(w)]
+    elif upright_width:
+        cmd += ["--rotate", "upright", "--width", str(w)]
     run(cmd)
     # (the PNGs are for examples/classify's test)
     imgs = [np.fromfile(os.path.join(d, "%05d.bgr" % i), dtype=np.uint8).reshape(3, h, w).transpose(1, 2, 0).copy()
@@ -437,6 +451,14 @@ def infer_file(model_path, value):
     return value + "_float.bin"
 
 
+def ctc_greedy(probs, width):
+    """Greedy CTC decoding of a [T, classes] output (T = width / 8): the
+    per-step best classes, repeats merged, blanks (class 0) dropped."""
+    best = np.argmax(probs.reshape(width // 8, -1), axis=1)
+    keep = np.concatenate([[True], best[1:] != best[:-1]]) & (best != 0)
+    return best[keep]
+
+
 def read_outputs(d, i, names):
     return [np.fromfile(os.path.join(d, "%d_%s.bin" % (i, n.replace("/", "_"))), dtype=np.float32) for n in names]
 
@@ -510,6 +532,9 @@ def run_case(case, args):
     if case.data == "text":
         cal_imgs, _ = text_lines(args.bin, work, "cal_render", case.n_cal, 1000)
         test_imgs, labels = text_lines(args.bin, work, "test_render", case.n_test, 2000)
+    elif case.data == "upright_lines":
+        cal_imgs, _ = text_lines(args.bin, work, "cal_render", case.n_cal, 1000, upright_width=w)
+        test_imgs, _ = text_lines(args.bin, work, "test_render", case.n_test, 2000, upright_width=w)
     elif case.data == "pages":
         cal_imgs, _ = text_lines(args.bin, work, "cal_render", case.n_cal, 1000, pages=(h, w))
         test_imgs, _ = text_lines(args.bin, work, "test_render", case.n_test, 2000, pages=(h, w))
@@ -645,6 +670,13 @@ def run_case(case, args):
         print("text mask (p > 0.3) IoU with ORT: %.4f (bound: >= 0.9)" % iou)
         if iou < 0.9:
             failures.append("text mask IoU %.4f < 0.9" % iou)
+    if case.min_ctc is not None:
+        same = sum(int(np.array_equal(ctc_greedy(refs[i][0], case.shape[3]), ctc_greedy(gots[i][0], case.shape[3])))
+                   for i in range(nt))
+        print("identical greedy CTC index sequence: %d/%d (%.2f%%) (bound: >= %g%%)"
+              % (same, nt, 100.0 * same / nt, 100.0 * case.min_ctc))
+        if same < case.min_ctc * nt:
+            failures.append("identical CTC sequences %.4f < %g" % (same / nt, case.min_ctc))
     if case.min_agree is not None:
         print("top-1 agreement with ORT: %d/%d (%.2f%%)" % (agree, nt, 100.0 * agree / nt))
     if case.min_agree is not None and agree < case.min_agree * nt:
@@ -706,7 +738,7 @@ def run_case(case, args):
         q = np.fromfile(os.path.join(qdir, infer_file(qmodel, o)), dtype=np.float32)
         if q.shape != b.shape or not np.array_equal(q, b):
             failures.append("hb_mapper infer on the quantized model differs from the .bin for %s" % o)
-    if case.data in ("text", "pages"):
+    if case.data in ("text", "pages", "upright_lines"):
         # ... also from the PNG of the same pixels (hb_mapper decodes and
         # converts it to the runtime input type itself).
         pdir = os.path.join(work, "infer_quantized_png")
