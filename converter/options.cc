@@ -172,7 +172,7 @@ void quant_config_types(const Config& c, const Graph& g, const Placement& pl, Ma
 }  // namespace
 
 CompileOptions compile_options(const Config& c, const isa::MarchInfo& march, const Graph& g, const Placement& pl,
-                               const CalibrationStats& stats, MapperLog& log) {
+                               MapperLog& log) {
   CompileOptions co;
   co.march = &march;
   co.max_time_per_fc_us = static_cast<double>(c.compiler_parameters.max_time_per_fc);
@@ -191,10 +191,17 @@ CompileOptions compile_options(const Config& c, const isa::MarchInfo& march, con
   // optimize_level O0: no optimization, i.e. no fusion of activations and
   // residual adds into the producing instruction.
   co.fuse = c.compiler_parameters.optimize_level != "O0";
+  return co;
+}
+
+bool int16_possible(const Config& c, const CompileOptions& co) {
+  return co.march->int16 && (co.all_int16 || !co.int16_values.empty() || c.calibration_parameters.min_output_cosine);
+}
+
+void add_calibration_options(const Config& c, const CalibrationStats& stats, CompileOptions* co) {
   if (has_optimization(c, "bias_correction"))
     for (const auto& [name, st] : stats.values)
-      if (!st.channel_sum.empty()) co.channel_means[name] = st.channel_mean();
-  return co;
+      if (!st.channel_sum.empty()) co->channel_means[name] = st.channel_mean();
 }
 
 void warn_ineffective_keys(const Config& c, MapperLog& log) {

@@ -32,11 +32,19 @@ PlacementOptions placement_options(const Config& c, const isa::MarchInfo& march,
 // Compiler options: max_time_per_fc, activation types (node_info
 // OutputType / InputType / InputType<k>, optimization set_all_nodes_int16
 // and set_<Kind>_input|output_int8|int16), set_model_output_int8,
-// bias_correction (channel means from the calibration statistics),
 // optimize_level (O0: no fusion). pl: the placement of g (a per-kind key
-// warns when no node of its kind was placed on the BPU).
+// warns when no node of its kind was placed on the BPU). Known before
+// calibration; add_calibration_options adds what the statistics give.
 CompileOptions compile_options(const Config& c, const isa::MarchInfo& march, const Graph& g, const Placement& pl,
-                               const CalibrationStats& stats, MapperLog& log);
+                               MapperLog& log);
+
+// True when the options can give an activation int16 (all, per node, or by
+// the accuracy budget's promotion): the int16 layers' weight rounding needs
+// input moments from the calibration.
+bool int16_possible(const Config& c, const CompileOptions& co);
+
+// bias_correction: channel means from the calibration statistics.
+void add_calibration_options(const Config& c, const CalibrationStats& stats, CompileOptions* co);
 
 // Keys and values accepted for compatibility that have no effect in OpenBPU:
 // one warning each (docs/config.md lists them). Keys with no effect that

@@ -24,6 +24,7 @@
 #include "converter/quant/int16_promotion.h"
 #include "converter/quant/method_search.h"
 #include "converter/quant/threshold_search.h"
+#include "converter/quant/weight_rounding.h"
 #include "converter/report/report.h"
 #include "converter/tools/infer_input.h"
 #include "converter/writer/bin_writer.h"
@@ -365,9 +366,18 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   log.info("Start to calibrate the model.");
   std::vector<Sample> samples;
   CalibrationStats stats;
+  CompileOptions co = compile_options(config, *march, g, pl, log);
+  if (int16_possible(config, co)) stats.moment_inputs = weight_rounding_inputs(g, pl);  // used by int16 inputs only
   if (!calibrate(config, g, &samples, &stats, out, log, &err)) return fail(err);
   lap("calibration statistics");
-  CompileOptions co = compile_options(config, *march, g, pl, stats, log);
+  add_calibration_options(config, stats, &co);
+  co.rounded_weights = std::make_shared<const std::map<std::string, RoundedWeights>>(round_weights_for_error(g, pl, stats));
+  if (!co.rounded_weights->empty()) {
+    log.info("Weights rounded for the output error: " + std::to_string(co.rounded_weights->size()) +
+             " 1x1 convolutions and MatMuls (used where their input is int16), input moments of " +
+             std::to_string(std::min(samples.size(), kMomentSamples)) + " calibration samples.");
+    lap("weight rounding");
+  }
   const auto& cp = config.calibration_parameters;
   CalibrationChoice best;
   if (!choose_calibration(g, pl, stats, samples, co,

@@ -91,6 +91,7 @@ bool compile_subgraph(const Graph& g, const SubgraphPlan& plan, const std::map<s
   ctx.q = q;
   ctx.refs = mem.refs;
   ctx.channel_means = &opt.channel_means;
+  ctx.rounded_weights = opt.rounded_weights.get();
   if (!emit_ops(ctx, plan, mem, &sg->layers, error)) return false;
   sg->name = subgraph_name(opt.model_name, k);
   sg->program = ctx.pb.program();

@@ -9,6 +9,7 @@
 #define OPENBPU_CONVERTER_CODEGEN_COMPILER_H_
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -41,6 +42,9 @@ struct CompileOptions {
   // error of their rounded weights, sum (w_q - w) * E[x], is removed from
   // their bias.
   std::map<std::string, std::vector<double>> channel_means;
+  // Weights rounded for error per node name (shared by the many compilations
+  // of the calibration search).
+  std::shared_ptr<const std::map<std::string, RoundedWeights>> rounded_weights;
 };
 
 // Where a float value of the float graph was computed on the BPU (for the

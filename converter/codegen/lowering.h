@@ -54,6 +54,16 @@ struct Op {
   uint64_t scratch_offset = 0;        // temporary scratch of the emitter (OpUnit::scratch), from the memory plan
 };
 
+// int8 weights of one node rounded for its output error on the calibration
+// data (quant/weight_rounding.h), rows = output channels (a conv's Cout, a
+// MatMul's columns N), each row in input-channel order, with the per-row
+// scales they were rounded at (max |w| / 127). The emitters use them when
+// their own scales are the same, else round to nearest.
+struct RoundedWeights {
+  std::vector<float> scales;
+  std::vector<int8_t> q;  // [rows][inputs]
+};
+
 class LoweringContext {
  public:
   LoweringContext(const Graph& g, const isa::MarchInfo& march) : graph(g), pb(march) {}
@@ -62,6 +72,13 @@ class LoweringContext {
   std::map<std::string, QParams> q;            // every value on the BPU
   std::map<std::string, isa::TensorRef> refs;  // where each value lives (after allocation)
   const std::map<std::string, std::vector<double>>* channel_means = nullptr;  // bias correction
+  const std::map<std::string, RoundedWeights>* rounded_weights = nullptr;     // may be null
+  // The rounded weights of node `n` when they were rounded at `scales`.
+  const RoundedWeights* rounded(const std::string& node, const std::vector<float>& scales) const {
+    if (rounded_weights == nullptr) return nullptr;
+    auto it = rounded_weights->find(node);
+    return it != rounded_weights->end() && it->second.scales == scales ? &it->second : nullptr;
+  }
 
   int align() const { return pb.align(); }
   const Value& value(const std::string& n) const { return *graph.value(n); }

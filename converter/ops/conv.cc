@@ -134,10 +134,50 @@ void conv_requant(LoweringContext& ctx, isa::Conv* c, const std::vector<double>&
   if (residual_scale > 0) c->residual_multiplier = ctx.pb.add_const(mr);
 }
 
+// int8 weights of a convolution, ONNX order [Cout][Cin/g][taps]: rounded to
+// nearest; with keep_sums the taps of each (output, input) channel pair keep
+// the integer closest to their real sum (the kernel's response to a flat
+// input). Reparameterized depthwise kernels (MobileOne, RepVGG, PP-LCNetV3)
+// hold large taps that nearly cancel: rounding each to nearest moved
+// PP-OCRv4 rec's first depthwise kernel's sum from 0.004 to 0.065, an
+// offset on every flat region the rest of the network amplified. The taps
+// whose rounding costs least flip direction, each still within one step.
+std::vector<int8_t> round_weights(const std::vector<float>& w, const std::vector<float>& sw, int64_t cout,
+                                  int64_t cin_g, int64_t taps, bool keep_sums) {
+  std::vector<int8_t> q(w.size());
+  std::vector<double> x(static_cast<size_t>(taps));
+  for (int64_t pair = 0; pair < cout * cin_g; ++pair) {
+    const size_t base = static_cast<size_t>(pair * taps);
+    const double s = sw[static_cast<size_t>(pair / cin_g)];
+    double sum_x = 0;
+    int64_t sum_q = 0;
+    for (int64_t k = 0; k < taps; ++k) {
+      x[static_cast<size_t>(k)] = w[base + static_cast<size_t>(k)] / s;
+      q[base + static_cast<size_t>(k)] = ops::quantize_weight(w[base + static_cast<size_t>(k)], static_cast<float>(s));
+      sum_x += x[static_cast<size_t>(k)];
+      sum_q += q[base + static_cast<size_t>(k)];
+    }
+    for (int64_t d = keep_sums ? std::llround(sum_x) - sum_q : 0; d != 0;) {
+      const int step = d > 0 ? 1 : -1;
+      int64_t best = -1;
+      double best_cost = INFINITY;
+      for (int64_t k = 0; k < taps; ++k) {
+        const int v = q[base + static_cast<size_t>(k)] + step;
+        const double e = x[static_cast<size_t>(k)], cost = (v - e) * (v - e) - (v - step - e) * (v - step - e);
+        if (v >= -127 && v <= 127 && cost < best_cost) best_cost = cost, best = k;
+      }
+      if (best < 0) break;
+      q[base + static_cast<size_t>(best)] = static_cast<int8_t>(q[base + static_cast<size_t>(best)] + step);
+      d -= step;
+    }
+  }
+  return q;
+}
+
 // Empirical bias correction: removes the expected error of the rounded
 // weights given the input's per-channel mean (optimization bias_correction).
-void correct_bias(const LoweringContext& ctx, const Node& n, const std::vector<float>& w, const std::vector<float>& sw,
-                  int64_t cout, int64_t cin_g, int64_t taps, std::vector<float>* bias) {
+void correct_bias(const LoweringContext& ctx, const Node& n, const std::vector<float>& w, const std::vector<int8_t>& q,
+                  const std::vector<float>& sw, int64_t cout, int64_t cin_g, int64_t taps, std::vector<float>* bias) {
   if (ctx.channel_means == nullptr) return;
   auto it = ctx.channel_means->find(n.inputs[0]);
   const int64_t groups = n.attrs.get_int("group", 1);
@@ -147,8 +187,9 @@ void correct_bias(const LoweringContext& ctx, const Node& n, const std::vector<f
     double corr = 0;
     for (int64_t ci = 0; ci < cin_g; ++ci)
       for (int64_t a = 0; a < taps; ++a) {
-        const float wf = w[static_cast<size_t>((co * cin_g + ci) * taps + a)];
-        const double wd = ops::quantize_weight(wf, sw[static_cast<size_t>(co)]) * static_cast<double>(sw[static_cast<size_t>(co)]);
+        const size_t i = static_cast<size_t>((co * cin_g + ci) * taps + a);
+        const float wf = w[i];
+        const double wd = q[i] * static_cast<double>(sw[static_cast<size_t>(co)]);
         corr += (wd - wf) * it->second[static_cast<size_t>(g0 + ci)];
       }
     (*bias)[static_cast<size_t>(co)] = static_cast<float>((*bias)[static_cast<size_t>(co)] - corr);
@@ -181,14 +222,19 @@ bool emit_conv(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
   const int64_t cout = wv.shape[0], cin_g = wv.shape[1], kh = wv.shape[2], kw = wv.shape[3];
   std::vector<float> bias = bias_of(ctx.graph, n, cout);
   const std::vector<float> sw = conv_weight_scales(ctx.graph, n, ctx.qp(x).scale);
-  std::vector<int8_t> wq(static_cast<size_t>(cout * kh * kw * cin_g));
+  // int16 inputs (the weights' rounding is then the larger error): 1x1
+  // weights rounded for the output error, others keeping their tap sums.
+  const bool wide = ctx.qp(x).dtype == DType::kInt16;
+  const RoundedWeights* rw = wide ? ctx.rounded(n.name, sw) : nullptr;
+  const std::vector<int8_t> q = rw != nullptr ? rw->q : round_weights(w, sw, cout, cin_g, kh * kw, wide);
+  std::vector<int8_t> wq(q.size());  // the ISA's [Cout][KH][KW][Cin/g]
   for (int64_t co = 0; co < cout; ++co)
     for (int64_t ci = 0; ci < cin_g; ++ci)
       for (int64_t a = 0; a < kh; ++a)
         for (int64_t b = 0; b < kw; ++b)
           wq[static_cast<size_t>(((co * kh + a) * kw + b) * cin_g + ci)] =
-              ops::quantize_weight(w[static_cast<size_t>(((co * cin_g + ci) * kh + a) * kw + b)], sw[static_cast<size_t>(co)]);
-  correct_bias(ctx, n, w, sw, cout, cin_g, kh * kw, &bias);
+              q[static_cast<size_t>(((co * cin_g + ci) * kh + a) * kw + b)];
+  correct_bias(ctx, n, w, q, sw, cout, cin_g, kh * kw, &bias);
   std::vector<double> acc_scale;
   std::vector<int32_t> bq;
   bias_and_scales(bias, ctx.qp(x).scale, sw, &acc_scale, &bq);

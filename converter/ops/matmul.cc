@@ -48,7 +48,9 @@ bool place_matmul(const Graph& g, const Node& n, const isa::MarchInfo& march, st
 // A constant second operand quantized per column (its last axis, the
 // output's columns): int8 with the scale max|column| / 127, stored in the
 // native layout of its shape. One outlier weight then costs only its column.
-TensorRef const_columns(LoweringContext& ctx, const std::string& v, std::vector<double>* scales) {
+// With weights rounded for the output error (rank 2, int16 first operand;
+// RoundedWeights rows = columns), those are stored instead of the nearest.
+TensorRef const_columns(LoweringContext& ctx, const Node& n, const std::string& v, std::vector<double>* scales) {
   const std::vector<int64_t>& s = ctx.value(v).shape;
   const Dims4 d = logical4(s);
   const int col = static_cast<int>(s.size()) - 1;  // rank >= 2: logical axis = ONNX axis
@@ -57,6 +59,9 @@ TensorRef const_columns(LoweringContext& ctx, const std::string& v, std::vector<
   scales->assign(ncol, 0.0);
   for (size_t i = 0; i < data.size(); ++i) (*scales)[i % ncol] = std::max<double>((*scales)[i % ncol], std::fabs(data[i]));
   for (double& x : *scales) x = x > 0 ? x / 127.0 : 1.0;
+  const RoundedWeights* rw = s.size() == 2 && ctx.qp(n.inputs[0]).dtype == isa::DType::kInt16
+                                ? ctx.rounded(n.name, std::vector<float>(scales->begin(), scales->end()))
+                                : nullptr;
   std::vector<int8_t> buf(native_bytes(d, isa::DType::kInt8, ctx.align()), 0);
   const auto st = native_strides(d, ctx.align());
   size_t i = 0;
@@ -66,8 +71,11 @@ TensorRef const_columns(LoweringContext& ctx, const std::string& v, std::vector<
         for (int64_t e = 0; e < d[3]; ++e) {
           const int64_t idx[4] = {a, b, c, e};
           const float sc = static_cast<float>((*scales)[static_cast<size_t>(idx[col])]);
+          // data[i] is row k = i / ncol, column i % ncol; rounded weights are [column][k]
           buf[static_cast<size_t>(a * st[0] + b * st[1] + c * st[2] + e * st[3])] =
-              static_cast<int8_t>(quantize(data[i++], sc, isa::DType::kInt8));
+              rw != nullptr ? rw->q[i % ncol * (data.size() / ncol) + i / ncol]
+                            : static_cast<int8_t>(quantize(data[i], sc, isa::DType::kInt8));
+          ++i;
         }
   const isa::ConstRef k = ctx.pb.add_const(buf.data(), buf.size(), static_cast<uint32_t>(buf.size()));
   return native_ref(isa::Region::kConst, 0, k.offset, d, isa::DType::kInt8, ctx.align());
@@ -78,11 +86,11 @@ TensorRef const_columns(LoweringContext& ctx, const std::string& v, std::vector<
 // logical stride st[i]; a batch axis of size 1 against a larger output axis
 // is broadcast (stride 0).
 TensorRef matmul_view(LoweringContext& ctx, const std::string& v, const std::vector<int64_t>& out_shape,
-                      float* scale, std::vector<double>* col_scales = nullptr) {
+                      float* scale, std::vector<double>* col_scales = nullptr, const Node* node = nullptr) {
   const std::vector<int64_t>& s = ctx.value(v).shape;
   TensorRef base;
   if (ctx.value(v).is_constant() && col_scales != nullptr) {
-    base = const_columns(ctx, v, col_scales);
+    base = const_columns(ctx, *node, v, col_scales);
     *scale = 1;
   } else if (ctx.value(v).is_constant()) {
     base = ctx.const_tensor(v, logical4(s), scale);
@@ -119,7 +127,7 @@ bool emit_matmul(LoweringContext& ctx, const Op& op, std::string* e) {
   float sa = 1, sb = 1, so = 1;
   std::vector<double> cols;  // per-column scales of a constant b
   m.a = matmul_view(ctx, n.inputs[0], ys, &sa);
-  m.b = matmul_view(ctx, n.inputs[1], ys, &sb, &cols);
+  m.b = matmul_view(ctx, n.inputs[1], ys, &sb, &cols, &n);
   m.out = matmul_view(ctx, y, ys, &so);
   const QParams& qo = ctx.qp(y);
   if (cols.empty()) {

@@ -56,6 +56,39 @@ void add_max_and_means(const Value& v, ValueStats* s) {
   });
 }
 
+// Pass 0, values in moment_inputs: x x^T over the channel axis (axis 1 of
+// a 4-D value, else the last), summed over positions.
+void add_moments(const Value& v, ValueStats* s) {
+  if (v.elem_type != kFloat || !v.data || v.shape.empty()) return;
+  const bool nchw = v.shape.size() == 4;
+  const int64_t c = nchw ? v.shape[1] : v.shape.back();
+  const int64_t total = static_cast<int64_t>(v.data->size() / 4);
+  if (c <= 0 || total % c != 0) return;
+  const int64_t inner = nchw ? v.shape[2] * v.shape[3] : 1, outer = total / c / inner;
+  if (s->moments.empty()) s->moments.assign(static_cast<size_t>(c * c), 0.0);
+  if (static_cast<int64_t>(s->moments.size()) != c * c) return;
+  const float* p = reinterpret_cast<const float*>(v.data->data());
+  std::vector<double> x(static_cast<size_t>(c));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      for (int64_t k = 0; k < c; ++k) x[static_cast<size_t>(k)] = p[(o * c + k) * inner + i];
+      for (int64_t a = 0; a < c; ++a) {
+        const double xa = x[static_cast<size_t>(a)];
+        if (xa == 0.0) continue;
+        double* row = &s->moments[static_cast<size_t>(a * c)];
+        for (int64_t b = 0; b <= a; ++b) row[b] += xa * x[static_cast<size_t>(b)];
+      }
+    }
+  s->moment_rows += outer * inner;
+}
+
+// The lower triangle add_moments summed, mirrored.
+void mirror_moments(ValueStats* s) {
+  const auto c = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(s->moments.size()))));
+  for (int64_t a = 0; a < c; ++a)
+    for (int64_t b = 0; b < a; ++b) s->moments[static_cast<size_t>(b * c + a)] = s->moments[static_cast<size_t>(a * c + b)];
+}
+
 // Pass 1: the |x| histogram over [0, max].
 void add_histogram(const Value& v, ValueStats* s) {
   if (s->hist.empty()) {
@@ -107,16 +140,22 @@ bool collect_stats(const FloatExecutor& exec, const std::vector<std::map<std::st
       std::vector<std::map<std::string, Value>> values;
       const size_t count = std::min(batch, samples.size() - first);
       if (!run_samples(exec, samples, first, count, &values, error)) return false;
-      for (const auto& sample_values : values) {  // in sample order
-        for (const auto& [name, v] : sample_values) {
+      for (size_t k = 0; k < values.size(); ++k) {  // in sample order
+        for (const auto& [name, v] : values[k]) {
           if (pass == 0)
             add_max_and_means(v, &stats->values[name]);
           else
             add_histogram(v, &stats->values[name]);
+          if (pass == 0 && first + k < kMomentSamples && stats->moment_inputs.count(name))
+            add_moments(v, &stats->values[name]);
         }
         if (progress) progress(++done, total);
       }
     }
+  }
+  for (const auto& name : stats->moment_inputs) {
+    auto it = stats->values.find(name);
+    if (it != stats->values.end() && !it->second.moments.empty()) mirror_moments(&it->second);
   }
   return true;
 }

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,13 +28,24 @@ struct ValueStats {
   }
   std::vector<double> hist;  // histogram of |x| over [0, hist_max]
   double hist_max = 0.0;
+  // Values in CalibrationStats::moment_inputs: the sum over the first
+  // kMomentSamples samples' rows of x x^T over the channel axis (C x C,
+  // row-major) and the number of rows (positions) summed.
+  std::vector<double> moments;
+  int64_t moment_rows = 0;
 };
+
+// Samples the channel second moments are taken from.
+inline constexpr size_t kMomentSamples = 32;
 
 enum class CalMethod { kMax, kMaxPercentile, kKl, kMse };
 const char* cal_method_name(CalMethod m);
 
 struct CalibrationStats {
   std::map<std::string, ValueStats> values;
+  // Values whose channel second moments collect_stats adds (axis 1 of a
+  // 4-D value, else the last axis), set before it runs.
+  std::set<std::string> moment_inputs;
   // Threshold (the largest magnitude mapped to 127) of a value by a method.
   // Tensors too small for a meaningful histogram (e.g. squeeze-excitation
   // vectors) always use the max.

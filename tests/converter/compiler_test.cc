@@ -26,6 +26,7 @@
 #include "converter/passes/passes.h"
 #include "converter/quant/calibration.h"
 #include "converter/quant/method_search.h"
+#include "converter/quant/weight_rounding.h"
 #include "tests/converter/graph_builder.h"
 
 namespace openbpu::cvt {
@@ -565,6 +566,86 @@ TEST(Emitters, Int16ConvKeepsTheBiasOfChannelsWithTinyWeights) {
     for (size_t i = 7 * 64; i < 8 * 64; ++i) worst = std::max(worst, std::fabs(fv[i] - qv[i]));
     EXPECT_LT(worst, 1e-3) << "int32 tail " << int32_tail;
     EXPECT_GT(cosine(fv, qv), 0.99999) << "int32 tail " << int32_tail;
+  }
+}
+
+// Reparameterized depthwise kernels hold large taps that nearly cancel; on
+// a nearly flat input their output is the small remainder. Rounding each tap
+// to nearest moves the kernel's sum by up to several steps (an offset on
+// every flat region); the converter keeps the integer sum closest to the
+// real one (conv.cc round_weights).
+TEST(Emitters, DepthwiseKernelsKeepTheirSum) {
+  Builder b;
+  const std::string x = b.input("x", {1, 8, 8, 8});
+  std::vector<float> w(8 * 9);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> d(-8.0f, 8.0f);
+  for (size_t c = 0; c < 8; ++c) {
+    float sum = 0;
+    for (size_t k = 0; k < 9; ++k) sum += w[c * 9 + k] = d(rng);
+    w[c * 9 + 4] -= sum - 0.01f;  // the taps cancel up to 0.01
+  }
+  // A flat input (1.0) with small detail (0.01 x N(0, 1)).
+  const std::string flat = b.node("Add", {b.node("Mul", {x, b.scalar(0.01f)}), b.scalar(1.0f)});
+  b.output(b.node("Conv", {flat, b.constant_values("w", {8, 1, 3, 3}, w), b.constant_values("bias", {8}, std::vector<float>(8, 0.0f))},
+                  int_attr("group", 8, ints_attr("kernel_shape", {3, 3}))));
+  CompileOptions co;
+  co.all_int16 = true;
+  Compiled c;
+  ASSERT_TRUE(compile_graph(b.g, "bayes-e", true, &c, co));
+  for (const Sample& s : c.samples) {
+    const auto f = run(c.g, s), q = run(c.cm.graph, s);
+    EXPECT_GT(cosine(f.begin()->second, q.at(f.begin()->first)), 0.99);
+  }
+}
+
+// Weights rounded for the output error (quant/weight_rounding.cc): a 1x1
+// convolution reading strongly correlated channels (a 1x1 expansion of 4
+// channels into 32) and a MatMul with a constant weight; with the rounding
+// chosen from the calibration samples' input moments, the squared output
+// error on other inputs is well below nearest rounding's.
+TEST(Calibration, WeightsRoundedForTheOutputError) {
+  Builder b;
+  const std::string x = b.input("x", {1, 4, 8, 8});
+  const std::string wide = b.node("Conv", {x, b.constant("w0", {32, 4, 1, 1})}, ints_attr("kernel_shape", {1, 1}));
+  const std::string y = b.node("Conv", {wide, b.constant("w1", {16, 32, 1, 1})}, ints_attr("kernel_shape", {1, 1}));
+  const std::string t = b.node("Reshape", {wide, b.ints("s", {1, 32, 64})});
+  const std::string z = b.node("MatMul", {b.node("Transpose", {t}, ints_attr("perm", {0, 2, 1})), b.constant("w2", {32, 16})});
+  b.output(b.node("Sigmoid", {y}));
+  b.output(b.node("Sigmoid", {z}));
+  std::string err;
+  Graph g = b.g;
+  ASSERT_GE(fold_constants(&g, &err), 0) << err;
+  PlacementOptions po;
+  po.march = &march("bayes-e");
+  const Placement pl = place(&g, po);
+  std::vector<Sample> cal;
+  for (uint32_t seed = 1; seed <= 16; ++seed) cal.push_back(random_inputs(g, seed));
+  CalibrationStats stats;
+  stats.moment_inputs = weight_rounding_inputs(g, pl);
+  EXPECT_EQ(stats.moment_inputs.size(), 3u);  // x, wide and its transpose
+  FloatExecutor fe;
+  ASSERT_TRUE(fe.prepare(g, &err) && collect_stats(fe, cal, &stats, &err)) << err;
+  CompileOptions co;
+  co.march = po.march;
+  co.all_int16 = true;  // the weights' error dominates
+  CompiledModel nearest, rounded;
+  const auto thr = thresholds_for(g, stats, CalCandidate{});
+  ASSERT_TRUE(compile(g, pl, thr, co, &nearest, &err)) << err;
+  co.rounded_weights = std::make_shared<const std::map<std::string, RoundedWeights>>(round_weights_for_error(g, pl, stats));
+  EXPECT_EQ(co.rounded_weights->size(), 3u);
+  ASSERT_TRUE(compile(g, pl, thr, co, &rounded, &err)) << err;
+  for (uint32_t seed = 100; seed < 104; ++seed) {
+    const Sample s = random_inputs(g, seed);
+    const auto f = run(g, s), qn = run(nearest.graph, s), qr = run(rounded.graph, s);
+    for (const auto& [name, fv] : f) {
+      double en = 0, er = 0;
+      for (size_t i = 0; i < fv.size(); ++i) {
+        en += (qn.at(name)[i] - fv[i]) * (qn.at(name)[i] - fv[i]);
+        er += (qr.at(name)[i] - fv[i]) * (qr.at(name)[i] - fv[i]);
+      }
+      EXPECT_LT(er, 0.7 * en) << name << " seed " << seed;
+    }
   }
 }
 
