@@ -14,7 +14,8 @@ namespace openbpu::bench {
 
 double thread_seconds();  // CPU time of the calling thread
 
-// Core clock in Hz: a dependent chain of 1-cycle adds, best of several tries.
+// Core clock in Hz: a dependent chain of 1-cycle register adds, best of
+// several tries.
 double core_hz();
 
 struct TablePeak {
