@@ -181,6 +181,11 @@ struct ConvIsa {
   // Optional fused-requantization variants of gemm / gemm2 (GemmArgs::out).
   void (*gemm_q)(const GemmArgs&) = nullptr;
   void (*gemm2_q)(const GemmArgs&) = nullptr;
+  // Optional one-pixel kernels (same layout, MR = 1; fully connected layers
+  // and squeeze-excitation): the K loop split over independent accumulators.
+  // The driver takes them when the convolution has a single output pixel.
+  void (*gemv)(const GemmArgs&) = nullptr;
+  void (*gemv_q)(const GemmArgs&) = nullptr;
   // Depthwise kernel over 16-channel blocks (nullptr: portable one is used).
   void (*dw)(const DwArgs&);
   // Packs depthwise weights src[c][tap] (c < c_full) for dw; returns bytes

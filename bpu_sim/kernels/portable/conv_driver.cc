@@ -964,6 +964,7 @@ struct GemmRun {
   int64_t hp = 0, wp = 0;  // row-tap geometry
   int64_t pixels = 0, tiles = 0, chunk_tiles = 0, chunks = 0;
   const int8_t* src = nullptr;
+  const uint8_t* src_end = nullptr;  // end of the input's region
   const uint8_t* zero = nullptr;
   uint8_t zero_byte = 0;
   OutView out{}, res{};
@@ -974,6 +975,7 @@ struct GemmRun {
   void band_rows(int64_t px0, int64_t npx, int64_t* lo, int64_t* hi, int64_t* per_img) const;
   void copy_band(int grp, int64_t lo, int64_t hi, uint8_t* dst) const;
   void copy_pixels(const int8_t* s, int64_t count, int64_t n_in, uint8_t* o) const;
+  void copy_pixels_small(const int8_t* s, int64_t count, int64_t n_in, uint8_t* o) const;
   void make_rows(int grp, int64_t px0, int64_t count, const uint8_t* bandp, int64_t lo,
                  const void** rows, int8_t** outp, uint8_t* col) const;
   void epilogue(int64_t px0, int64_t npx, int co0, int nvalid, const int32_t* acc,
@@ -1019,6 +1021,17 @@ void GemmRun::copy_pixels(const int8_t* s, int64_t count, int64_t n_in, uint8_t*
     for (int64_t i = 0; i < n; ++i) o16[i] = s[i];
     return;
   }
+  if (es == 1 && s3 == 1 && s2 > 0 && cs <= 8) {
+    // Few channels (image inputs): 8 elements written per pixel, the next
+    // pixels overwriting the excess: the last ceil(8 / cs) - 1 pixels, and
+    // those whose 8-byte read would leave the region, go the exact way.
+    const int64_t room = src_end - reinterpret_cast<const uint8_t*>(s);
+    const int64_t readable = room < 8 ? 0 : (room - 8) / s2 + 1;
+    const int64_t fast =
+        std::max<int64_t>(0, std::min(readable, count - (8 + cs - 1) / cs + 1));
+    copy_pixels_small(s, fast, n_in, o);
+    s += fast * s2, o += fast * cs * es, count -= fast;
+  }
   for (int64_t x = 0; x < count; ++x, s += s2, o += cs * es) {
     if (es == 2) {
       int16_t* o16 = reinterpret_cast<int16_t*>(o);
@@ -1041,6 +1054,22 @@ void GemmRun::copy_pixels(const int8_t* s, int64_t count, int64_t n_in, uint8_t*
       for (int64_t ch = 0; ch < n_in; ++ch) o[ch] = static_cast<uint8_t>(s[ch * s3]) ^ flip;
     }
     fill_bytes(o + n_in, flip, static_cast<size_t>(all - n_in));
+  }
+}
+
+// count pixels of n_in <= cs <= 8 channels (channel stride 1) into an int8
+// band, reading 8 bytes from each (the caller checked they lie inside the
+// region) and writing 8 at each (the caller makes sure the pixels after
+// them overwrite what lies past a pixel's cs).
+void GemmRun::copy_pixels_small(const int8_t* s, int64_t count, int64_t n_in, uint8_t* o) const {
+  const int64_t s2 = c.in.strides[2];
+  const uint64_t keep = n_in >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n_in)) - 1;
+  const uint64_t flip = 0x0101010101010101ull * zero_byte;
+  for (int64_t x = 0; x < count; ++x, s += s2, o += cs) {
+    uint64_t v;
+    std::memcpy(&v, s, 8);
+    v = ((v ^ flip) & keep) | (flip & ~keep);
+    std::memcpy(o, &v, 8);
   }
 }
 
@@ -1300,6 +1329,8 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
   r.nr = isa.nr;
   r.zero_byte = isa.fmt == InputFormat::kU8 ? 0x80 : 0;
   r.src = reinterpret_cast<const int8_t*>(mem.ptr(c.in));
+  const Buffer* in_reg = mem.region(c.in.region, c.in.index);
+  r.src_end = in_reg->data + in_reg->size;
   r.band = p.im2col ? Band::kIm2col : p.rowtap ? Band::kRowTap : Band::kTaps;
   if (r.band == Band::kTaps && isa.fmt == InputFormat::kS8 && in_place_ok(c, mem, p))
     r.band = Band::kInPlace;
@@ -1321,6 +1352,8 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
                   rows2 = (r.pixels + isa.mr2 - 1) / isa.mr2 * isa.mr2;
     if (rows2 * 100 < rows1 * 95) r.mr = isa.mr2, r.gemm = fused ? isa.gemm2_q : isa.gemm2;
   }
+  if (r.pixels == 1 && (fused ? isa.gemv_q : isa.gemv) != nullptr)
+    r.mr = 1, r.gemm = fused ? isa.gemv_q : isa.gemv;
   const int mr = r.mr, nr = r.nr, es = r.es;
   r.tiles = (r.pixels + mr - 1) / mr;
   // Pixel chunks: every weight block of the group sweeps over the tiles of a

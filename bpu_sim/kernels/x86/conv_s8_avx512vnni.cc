@@ -129,6 +129,48 @@ void gemm_k4_vnni(const GemmArgs& a) {
   }
 }
 
+// One pixel: 32 channels over K, four k-groups in flight on independent
+// accumulators (vpdpbusd's latency), summed at the end (wrapping int32 sums:
+// exact, see above).
+template <bool kFused>
+void gemv_k4_vnni(const GemmArgs& a) {
+  __m512i acc[4][2];
+  for (auto& v : acc) v[0] = v[1] = _mm512_setzero_si512();
+  if (kFused) acc[0][0] = ld16(a.rq->bias + a.co0), acc[0][1] = ld16(a.rq->bias + a.co0 + 16);
+  const __m512i* w = static_cast<const __m512i*>(a.w);
+  const int k4n = a.cin_pad / 4;
+  for (int t = 0; t < a.taps; ++t) {
+    const uint8_t* r = static_cast<const uint8_t*>(a.rows[t]);
+    int k = 0;
+    for (; k + 4 <= k4n; k += 4, w += 8) {
+      for (int u = 0; u < 4; ++u) {
+        int32_t x;
+        std::memcpy(&x, r + 4 * (k + u), 4);
+        const __m512i b = _mm512_set1_epi32(x);
+        acc[u][0] = _mm512_dpbusd_epi32(acc[u][0], b, _mm512_load_si512(w + 2 * u));
+        acc[u][1] = _mm512_dpbusd_epi32(acc[u][1], b, _mm512_load_si512(w + 2 * u + 1));
+      }
+    }
+    for (; k < k4n; ++k, w += 2) {
+      int32_t x;
+      std::memcpy(&x, r + 4 * k, 4);
+      const __m512i b = _mm512_set1_epi32(x);
+      acc[0][0] = _mm512_dpbusd_epi32(acc[0][0], b, _mm512_load_si512(w));
+      acc[0][1] = _mm512_dpbusd_epi32(acc[0][1], b, _mm512_load_si512(w + 1));
+    }
+  }
+  __m512i sum[1][2];
+  for (int v = 0; v < 2; ++v)
+    sum[0][v] = _mm512_add_epi32(_mm512_add_epi32(acc[0][v], acc[1][v]),
+                                 _mm512_add_epi32(acc[2][v], acc[3][v]));
+  if (kFused) {
+    store_q<1>(sum, a);
+    return;
+  }
+  _mm512_storeu_si512(a.acc, sum[0][0]);
+  _mm512_storeu_si512(a.acc + 16, sum[0][1]);
+}
+
 // dw4 multiply-accumulate: vpdpbusd adds the four unsigned x signed byte
 // products of each lane to it, without saturation.
 struct MacVnni {
@@ -165,6 +207,8 @@ const ConvIsa& OPENBPU_VNNI_ISA() {
       .gemm2 = gemm_k4_vnni<7>,
       .gemm_q = gemm_k4_vnni<8, true>,
       .gemm2_q = gemm_k4_vnni<7, true>,
+      .gemv = gemv_k4_vnni<false>,
+      .gemv_q = gemv_k4_vnni<true>,
       .dw = avx2_isa().dw,
       .dw_pack = avx2_isa().dw_pack,
       .epilogue = avx2_isa().epilogue,
