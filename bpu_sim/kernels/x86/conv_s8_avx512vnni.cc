@@ -34,6 +34,7 @@
 #endif
 
 #include <cstring>
+#include <utility>
 
 #include "bpu_sim/kernels/kernels.h"
 #include "bpu_sim/kernels/x86/dw4_x86.h"
@@ -55,78 +56,106 @@ inline __m512i srav16(__m512i a, __m512i s) {
 #endif
 }
 
-// floor((acc*M + 2^(S-1)) / 2^S) for 16 channels from co, every S >= 33.
+// floor((acc*M + 2^(S-1)) / 2^S) for 16 channels from co, every S >= 33:
+// the high halves of the even and odd products merged by one vpermt2d, and
+// the odd lanes moved down by vpermd, both on the shuffle port, which the
+// multiplies and the shift (port 0 for 512-bit) leave free.
 inline __m512i rq_ge33(__m512i acc, const RequantParams& q, int co) {
+  const __m512i hi_halves = _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
+  const __m512i odd_down = _mm512_setr_epi32(1, 1, 3, 3, 5, 5, 7, 7, 9, 9, 11, 11, 13, 13, 15, 15);
   const __m512i e = _mm512_mul_epi32(acc, ld16(q.mult + co));
-  const __m512i o = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), ld16(q.m_odd + co));
-  const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e, 32), o);
+  const __m512i o = _mm512_mul_epi32(_mm512_permutexvar_epi32(odd_down, acc), ld16(q.m_odd + co));
+  const __m512i h = _mm512_permutex2var_epi32(e, hi_halves, o);
   return srav16(_mm512_add_epi32(h, ld16(q.r32 + co)), ld16(q.sh32 + co));
 }
 
 // Two pixels per 64-byte result: per 128-bit lane L the packs give dwords
 // (a: ch 4L..4L+3, a: 16+4L.., b: 4L.., b: 16+4L..), reordered to a 0..31
-// then b 0..31.
-template <int MR>
-inline void store_q(__m512i (&acc)[MR][2], const GemmArgs& a) {
-  const RequantParams& q = *a.rq;
-  const int co = a.co0;
-  const __m512i lo = _mm512_set1_epi8(static_cast<char>(q.lo)),
-                hi = _mm512_set1_epi8(static_cast<char>(q.hi));
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  for (int m = 0; m < MR; m += 2) {
-    const int m1 = m + 1 < MR ? m + 1 : m;
-    const __m512i pa = _mm512_packs_epi32(rq_ge33(acc[m][0], q, co), rq_ge33(acc[m][1], q, co + 16));
-    const __m512i pb = m1 == m ? pa
-                               : _mm512_packs_epi32(rq_ge33(acc[m1][0], q, co),
-                                                    rq_ge33(acc[m1][1], q, co + 16));
+// then b 0..31. m1 == m: a single pixel.
+struct StoreQ {
+  const RequantParams& q;
+  int co, n;
+  int8_t* const* out;
+  __m512i lo, hi, order;
+  explicit StoreQ(const GemmArgs& a)
+      : q(*a.rq),
+        co(a.co0),
+        n(a.n),
+        out(a.out),
+        lo(_mm512_set1_epi8(static_cast<char>(a.rq->lo))),
+        hi(_mm512_set1_epi8(static_cast<char>(a.rq->hi))),
+        order(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15)) {}
+  void pair(int m, int m1, __m512i a0, __m512i a1, __m512i b0, __m512i b1) const {
+    const __m512i pa = _mm512_packs_epi32(rq_ge33(a0, q, co), rq_ge33(a1, q, co + 16));
+    const __m512i pb =
+        m1 == m ? pa : _mm512_packs_epi32(rq_ge33(b0, q, co), rq_ge33(b1, q, co + 16));
     __m512i b = _mm512_permutexvar_epi32(order, _mm512_packs_epi16(pa, pb));
     b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
-    if (a.n == kNr) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.out[m] + co), _mm512_castsi512_si256(b));
+    if (n == kNr) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[m] + co), _mm512_castsi512_si256(b));
       if (m1 != m)
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.out[m1] + co),
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[m1] + co),
                             _mm512_extracti64x4_epi64(b, 1));
     } else {
       alignas(64) int8_t t[64];
       _mm512_store_si512(t, b);
-      const size_t n = static_cast<size_t>(a.n) & (kNr - 1);  // a partial block: 0 < n < 32
-      copy_small(a.out[m] + co, t, n);
-      if (m1 != m) copy_small(a.out[m1] + co, t + 32, n);
+      const size_t k = static_cast<size_t>(n) & (kNr - 1);  // a partial block: 0 < n < 32
+      copy_small(out[m] + co, t, k);
+      if (m1 != m) copy_small(out[m1] + co, t + 32, k);
     }
   }
+};
+
+// The MR x 32 tile. The pixel index of every accumulator is a constant of a
+// fold expression (no loop over pixels): GCC then keeps all 2 * MR
+// accumulators in registers; with loops over an accumulator array it
+// zeroed, spilled and reloaded them through the stack around the K loop
+// (about 45 cycles of a 8 x 32 tile of K = 24, whose multiply-adds take 48).
+template <bool kFused, int... M>
+inline void gemm_tile(const GemmArgs& a, std::integer_sequence<int, M...>) {
+  constexpr int MR = sizeof...(M);
+  const __m512i b0 = kFused ? ld16(a.rq->bias + a.co0) : _mm512_setzero_si512();
+  const __m512i b1 = kFused ? ld16(a.rq->bias + a.co0 + 16) : _mm512_setzero_si512();
+  __m512i acc0[MR] = {(static_cast<void>(M), b0)...};
+  __m512i acc1[MR] = {(static_cast<void>(M), b1)...};
+  const __m512i* w = static_cast<const __m512i*>(a.w);
+  const int k4n = a.cin_pad / 4, taps = a.taps;
+  const void* const* rows = a.rows;
+  for (int t = 0; t < taps; ++t, rows += MR) {
+    const uint8_t* r[MR] = {static_cast<const uint8_t*>(rows[M])...};
+    for (int k = 0; k < k4n; ++k, w += 2) {
+      const __m512i w0 = _mm512_load_si512(w), w1 = _mm512_load_si512(w + 1);
+      auto mac = [&](int m) {
+        int32_t x;
+        std::memcpy(&x, r[m] + 4 * k, 4);
+        const __m512i b = _mm512_set1_epi32(x);
+        acc0[m] = _mm512_dpbusd_epi32(acc0[m], b, w0);
+        acc1[m] = _mm512_dpbusd_epi32(acc1[m], b, w1);
+      };
+      (mac(M), ...);
+    }
+  }
+  if (kFused) {
+    const StoreQ st(a);
+    auto pair = [&](int m) {
+      const int m1 = m + 1 < MR ? m + 1 : m;
+      if (m % 2 == 0) st.pair(m, m1, acc0[m], acc1[m], acc0[m1], acc1[m1]);
+    };
+    (pair(M), ...);
+    return;
+  }
+  int32_t* out = a.acc;  // (stores through it could alias a's fields)
+  const int stride = a.acc_stride;
+  auto store = [&](int m) {
+    _mm512_storeu_si512(out + m * stride, acc0[m]);
+    _mm512_storeu_si512(out + m * stride + 16, acc1[m]);
+  };
+  (store(M), ...);
 }
 
 template <int MR, bool kFused = false>
 void gemm_k4_vnni(const GemmArgs& a) {
-  __m512i acc[MR][2];
-  const __m512i b0 = kFused ? ld16(a.rq->bias + a.co0) : _mm512_setzero_si512();
-  const __m512i b1 = kFused ? ld16(a.rq->bias + a.co0 + 16) : _mm512_setzero_si512();
-  for (int m = 0; m < MR; ++m) acc[m][0] = b0, acc[m][1] = b1;
-  const __m512i* w = static_cast<const __m512i*>(a.w);
-  const int k4n = a.cin_pad / 4;
-  for (int t = 0; t < a.taps; ++t) {
-    const uint8_t* r[MR];
-    for (int m = 0; m < MR; ++m) r[m] = static_cast<const uint8_t*>(a.rows[t * MR + m]);
-    for (int k = 0; k < k4n; ++k) {
-      const __m512i w0 = _mm512_load_si512(w), w1 = _mm512_load_si512(w + 1);
-      w += 2;
-      for (int m = 0; m < MR; ++m) {
-        int32_t x;
-        std::memcpy(&x, r[m] + 4 * k, 4);
-        const __m512i b = _mm512_set1_epi32(x);
-        acc[m][0] = _mm512_dpbusd_epi32(acc[m][0], b, w0);
-        acc[m][1] = _mm512_dpbusd_epi32(acc[m][1], b, w1);
-      }
-    }
-  }
-  if (kFused) {
-    store_q<MR>(acc, a);
-    return;
-  }
-  for (int m = 0; m < MR; ++m) {
-    _mm512_storeu_si512(a.acc + m * a.acc_stride, acc[m][0]);
-    _mm512_storeu_si512(a.acc + m * a.acc_stride + 16, acc[m][1]);
-  }
+  gemm_tile<kFused>(a, std::make_integer_sequence<int, MR>{});
 }
 
 // One pixel: 32 channels over K, four k-groups in flight on independent
@@ -164,7 +193,7 @@ void gemv_k4_vnni(const GemmArgs& a) {
     sum[0][v] = _mm512_add_epi32(_mm512_add_epi32(acc[0][v], acc[1][v]),
                                  _mm512_add_epi32(acc[2][v], acc[3][v]));
   if (kFused) {
-    store_q<1>(sum, a);
+    StoreQ(a).pair(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
     return;
   }
   _mm512_storeu_si512(a.acc, sum[0][0]);
