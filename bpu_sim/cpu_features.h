@@ -13,6 +13,7 @@ namespace openbpu::sim {
 struct CpuFeatures {
   bool avx2 = false;        // AVX2 + FMA + OS support for ymm state
   bool avx512vnni = false;  // AVX-512 F/BW/VL + VNNI + OS support for zmm state
+  bool avx512vbmi = false;  // the above and AVX-512 VBMI (byte permutes)
   bool neon = false;
   bool neon_dot = false;  // ARMv8.2 SDOT/UDOT
 };

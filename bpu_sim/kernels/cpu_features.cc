@@ -19,6 +19,7 @@ CpuFeatures detect() {
   f.avx512vnni = f.avx2 && __builtin_cpu_supports("avx512f") &&
                  __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
                  __builtin_cpu_supports("avx512vnni");
+  f.avx512vbmi = f.avx512vnni && __builtin_cpu_supports("avx512vbmi");
 #elif defined(__aarch64__)
   f.neon = true;
 #if defined(__linux__) && defined(HWCAP_ASIMDDP)

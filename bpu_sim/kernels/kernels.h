@@ -305,6 +305,7 @@ struct OpsIsa {
 };
 #if defined(__x86_64__)
 const OpsIsa& avx2_ops();
+const OpsIsa& avx512vbmi_ops();  // only where cpu_features().avx512vbmi
 #endif
 
 // Optimized portable kernels of the other instructions (portable/ops_portable.cc);
