@@ -212,9 +212,12 @@ struct ConvIsa {
   //            most 8 output channels;
   //   signed8  for groups of at most 8 output channels and any input, exact
   //            when no weight is -128 (the plan says; sign_abs).
+  //   narrow16 any input, groups of at most 16 output channels and maps of
+  //            at least its mr pixels (when neither of the above applies).
   const ConvIsa* nonneg = nullptr;
   const ConvIsa* signed8 = nullptr;
   const ConvIsa* narrow = nullptr;
+  const ConvIsa* narrow16 = nullptr;
   bool sign_abs = false;  // the GEMM takes |x| and sign(w, x): wrong for weights of -128
 };
 

@@ -1574,6 +1574,9 @@ void conv_any(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, bool tr
       gp = narrow && isa.nonneg->narrow != nullptr ? isa.nonneg->narrow : isa.nonneg;
     else if (narrow && isa.signed8 != nullptr)
       gp = isa.signed8;
+    else if (isa.narrow16 != nullptr && c.out.dims[3] / c.groups <= 16 &&
+             c.out.dims[0] * c.out.dims[1] * c.out.dims[2] >= isa.narrow16->mr)
+      gp = isa.narrow16;
   }
   const ConvPlan* plan = get_plan(*gp, c, mem, int32_out, residual, depthwise, transposed);
   if (gp->sign_abs && plan->has_m128) {

@@ -200,6 +200,71 @@ void gemv_k4_vnni(const GemmArgs& a) {
   _mm512_storeu_si512(a.acc + 16, sum[0][1]);
 }
 
+// Groups of at most 16 output channels: MR pixels x 16 channels, one zmm
+// accumulator per pixel (the 32-channel tile would multiply half or more
+// zero weights). Packed weights of one block: [tap][cin_pad/4][16][4].
+// Fused requantization: per four pixels two packs and one vpermd give 16
+// bytes of each pixel in channel order.
+template <bool kFused, int... M>
+inline void gemm_tile16(const GemmArgs& a, std::integer_sequence<int, M...>) {
+  constexpr int MR = sizeof...(M);
+  static_assert(MR % 4 == 0, "pixels are requantized four at a time");
+  const __m512i b0 = kFused ? ld16(a.rq->bias + a.co0) : _mm512_setzero_si512();
+  __m512i acc[MR] = {(static_cast<void>(M), b0)...};
+  const __m512i* w = static_cast<const __m512i*>(a.w);
+  const int k4n = a.cin_pad / 4, taps = a.taps;
+  const void* const* rows = a.rows;
+  for (int t = 0; t < taps; ++t, rows += MR) {
+    const uint8_t* r[MR] = {static_cast<const uint8_t*>(rows[M])...};
+    for (int k = 0; k < k4n; ++k, ++w) {
+      const __m512i w0 = _mm512_load_si512(w);
+      auto mac = [&](int m) {
+        int32_t x;
+        std::memcpy(&x, r[m] + 4 * k, 4);
+        acc[m] = _mm512_dpbusd_epi32(acc[m], _mm512_set1_epi32(x), w0);
+      };
+      (mac(M), ...);
+    }
+  }
+  if (!kFused) {
+    int32_t* out = a.acc;  // (stores through it could alias a's fields)
+    const int stride = a.acc_stride;
+    auto store = [&](int m) { _mm512_storeu_si512(out + m * stride, acc[m]); };
+    (store(M), ...);
+    return;
+  }
+  const RequantParams& q = *a.rq;
+  const int co = a.co0;
+  const __m512i lo = _mm512_set1_epi8(static_cast<char>(q.lo)),
+                hi = _mm512_set1_epi8(static_cast<char>(q.hi));
+  // Per 128-bit lane L the packs give dwords (p0: ch 4L..4L+3, p1, p2, p3).
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const size_t n = static_cast<size_t>(a.n);  // <= 16
+  int8_t* const* out = a.out;
+  auto quad = [&](int m) {
+    if (m % 4 != 0) return;
+    const __m512i p01 = _mm512_packs_epi32(rq_ge33(acc[m], q, co), rq_ge33(acc[m + 1], q, co));
+    const __m512i p23 = _mm512_packs_epi32(rq_ge33(acc[m + 2], q, co), rq_ge33(acc[m + 3], q, co));
+    __m512i b = _mm512_permutexvar_epi32(order, _mm512_packs_epi16(p01, p23));
+    b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
+    if (n == 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out[m] + co), _mm512_castsi512_si128(b));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out[m + 1] + co), _mm512_extracti32x4_epi32(b, 1));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out[m + 2] + co), _mm512_extracti32x4_epi32(b, 2));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out[m + 3] + co), _mm512_extracti32x4_epi32(b, 3));
+    } else {
+      alignas(64) int8_t t[64];
+      _mm512_store_si512(t, b);
+      for (int j = 0; j < 4; ++j) copy_small(out[m + j] + co, t + 16 * j, n);
+    }
+  };
+  (quad(M), ...);
+}
+template <int MR, bool kFused = false>
+void gemm16_k4_vnni(const GemmArgs& a) {
+  gemm_tile16<kFused>(a, std::make_integer_sequence<int, MR>{});
+}
+
 // dw4 multiply-accumulate: vpdpbusd adds the four unsigned x signed byte
 // products of each lane to it, without saturation.
 struct MacVnni {
@@ -223,6 +288,18 @@ void dw4_row_vnni(const DwRowArgs& a) { dw4::row<MacVnni>(a); }
 #define OPENBPU_VNNI_NAME "avx512vnni"
 #endif
 const ConvIsa& OPENBPU_VNNI_ISA() {
+#define OPENBPU_VNNI_OTHERS                                                              \
+  .dw = avx2_isa().dw, .dw_pack = avx2_isa().dw_pack, .epilogue = avx2_isa().epilogue,    \
+  .dw4_cpad = dw4::cpad, .dw4_pack = dw4::pack, .dw4_convert = dw4::convert,             \
+  .dw4_row = dw4_row_vnni, .dwflat_pack = avx2_isa().dwflat_pack, .dwflat = avx2_isa().dwflat
+  // Groups of at most 16 output channels (16 x 16 tiles; 8 x 16 for maps
+  // of few pixels).
+  static const ConvIsa n16 = {
+      .name = OPENBPU_VNNI_NAME "-n16", .mr = 16, .nr = 16, .kg = 4, .kpad = 4, .esize = 1,
+      .fmt = InputFormat::kU8, .gemm = gemm16_k4_vnni<16>, .mr2 = 8,
+      .gemm2 = gemm16_k4_vnni<8>, .gemm_q = gemm16_k4_vnni<16, true>,
+      .gemm2_q = gemm16_k4_vnni<8, true>, OPENBPU_VNNI_OTHERS,
+  };
   static const ConvIsa isa = {
       .name = OPENBPU_VNNI_NAME,
       .mr = 8,
@@ -238,16 +315,10 @@ const ConvIsa& OPENBPU_VNNI_ISA() {
       .gemm2_q = gemm_k4_vnni<7, true>,
       .gemv = gemv_k4_vnni<false>,
       .gemv_q = gemv_k4_vnni<true>,
-      .dw = avx2_isa().dw,
-      .dw_pack = avx2_isa().dw_pack,
-      .epilogue = avx2_isa().epilogue,
-      .dw4_cpad = dw4::cpad,
-      .dw4_pack = dw4::pack,
-      .dw4_convert = dw4::convert,
-      .dw4_row = dw4_row_vnni,
-      .dwflat_pack = avx2_isa().dwflat_pack,
-      .dwflat = avx2_isa().dwflat,
+      OPENBPU_VNNI_OTHERS,
+      .narrow16 = &n16,
   };
+#undef OPENBPU_VNNI_OTHERS
   return isa;
 }
 #undef OPENBPU_VNNI_ISA
