@@ -31,14 +31,16 @@ void deconv_avx512vnni(const isa::Conv& c, const Memory& m) { deconv(avx512vnni_
 void eltwise_avx2(const isa::Eltwise& e, const Memory& m) { eltwise(e, m, &avx2_ops()); }
 void lut_avx2(const isa::Lut& l, const Memory& m) { lut(l, m, &avx2_ops()); }
 const KernelTable kAvx2 = OPENBPU_TABLE("avx2", conv_avx2, deconv_avx2, eltwise_avx2, lut_avx2);
-// AVX-512 VNNI CPUs have AVX2: its rows serve the other instructions, but
-// the lut's where the CPU also has VBMI (Ice Lake, Zen 4 and later).
-void lut_avx512(const isa::Lut& l, const Memory& m) {
+// AVX-512 VNNI CPUs have AVX2: its rows serve the other instructions, or
+// the AVX-512 ones where the CPU also has VBMI (Ice Lake, Zen 4 and later).
+const OpsIsa& avx512_rows() {
   static const OpsIsa* const ops = cpu_features().avx512vbmi ? &avx512vbmi_ops() : &avx2_ops();
-  lut(l, m, ops);
+  return *ops;
 }
+void eltwise_avx512(const isa::Eltwise& e, const Memory& m) { eltwise(e, m, &avx512_rows()); }
+void lut_avx512(const isa::Lut& l, const Memory& m) { lut(l, m, &avx512_rows()); }
 const KernelTable kAvx512Vnni =
-    OPENBPU_TABLE("avx512vnni", conv_avx512vnni, deconv_avx512vnni, eltwise_avx2, lut_avx512);
+    OPENBPU_TABLE("avx512vnni", conv_avx512vnni, deconv_avx512vnni, eltwise_avx512, lut_avx512);
 #endif
 #if defined(__aarch64__)
 void conv_neon(const isa::Conv& c, const Memory& m) { conv(neon_isa(), c, m); }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// AVX-512 VBMI rows of the non-convolution instructions (compiled with
+// AVX-512 rows of the non-convolution instructions (compiled with
 // -mavx512f -mavx512bw -mavx512vbmi; reached only through the avx512vnni
-// table when the CPU also has VBMI, cpu_features().avx512vbmi). See
-// ops_avx2.cc for the drivers' contract.
+// table when the CPU also has VBMI, cpu_features().avx512vbmi, since the
+// compiler may use VBMI anywhere in this file). See ops_avx2.cc for the
+// drivers' contract and the eltwise numerics, done here on 16 lanes.
 //
 // Lut int8 -> int8: the 256-entry table as four zmm of 64 entries; index
 // i = x + 128 (x ^ 0x80 as a byte). vpermt2b looks up 128 entries by the
@@ -19,6 +20,79 @@
 
 namespace openbpu::sim::kern {
 namespace {
+
+// Eltwise add / sub / mul of int8 rows: ops_avx2.cc's numerics on 16 int32
+// lanes (the 64-bit lanes of the even and odd elements, or the high halves
+// of the products for mul with S >= 33), 64 elements per store.
+struct EltConsts {
+  __m512i ma, mb, c1, off, r32;
+  __m128i s, sh32;
+  bool mul_hi;
+};
+
+inline __m512i load16(const int8_t* p) {  // 16 int8 -> 16 int32
+  return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+inline __m512i round64(__m512i ve, __m512i vo, const EltConsts& k) {
+  const __m512i e = _mm512_sub_epi64(_mm512_srl_epi64(_mm512_add_epi64(ve, k.c1), k.s), k.off);
+  const __m512i o = _mm512_sub_epi64(_mm512_srl_epi64(_mm512_add_epi64(vo, k.c1), k.s), k.off);
+  return _mm512_mask_blend_epi32(0xAAAA, e, _mm512_slli_epi64(o, 32));
+}
+
+inline __m512i elt16(const EltwiseRowS8& r, const EltConsts& k, const int8_t* a, const int8_t* b) {
+  const __m512i x = r.a_step == 0 ? _mm512_set1_epi32(*a) : load16(a);
+  const __m512i z = r.b_step == 0 ? _mm512_set1_epi32(*b) : load16(b);
+  if (r.kind == isa::EltwiseKind::kMul) {
+    const __m512i p = _mm512_mullo_epi32(x, z);  // |a*b| <= 2^14
+    const __m512i e = _mm512_mul_epi32(p, k.ma);
+    const __m512i o = _mm512_mul_epi32(_mm512_srli_epi64(p, 32), k.ma);
+    if (k.mul_hi) {
+      const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e, 32), o);
+      return _mm512_sra_epi32(_mm512_add_epi32(h, k.r32), k.sh32);
+    }
+    return round64(e, o, k);
+  }
+  const __m512i ve = _mm512_add_epi64(_mm512_mul_epi32(x, k.ma), _mm512_mul_epi32(z, k.mb));
+  const __m512i vo = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), k.ma),
+                                      _mm512_mul_epi32(_mm512_srli_epi64(z, 32), k.mb));
+  return round64(ve, vo, k);
+}
+
+int64_t eltwise_row_avx512(const EltwiseRowS8& r) {
+  if (r.kind != isa::EltwiseKind::kAdd && r.kind != isa::EltwiseKind::kSub &&
+      r.kind != isa::EltwiseKind::kMul)
+    return 0;
+  EltConsts k;
+  const int s = r.shift;
+  k.ma = _mm512_set1_epi64(r.ma);
+  k.mb = _mm512_set1_epi64(r.kind == isa::EltwiseKind::kSub ? -int64_t{r.mb} : r.mb);
+  k.c1 = _mm512_set1_epi64(
+      static_cast<int64_t>((s > 0 ? uint64_t{1} << (s - 1) : 0) + (uint64_t{1} << 63)));
+  k.off = _mm512_set1_epi64(static_cast<int64_t>(uint64_t{1} << (63 - s)));
+  k.s = _mm_cvtsi32_si128(s);
+  k.mul_hi = r.kind == isa::EltwiseKind::kMul && s >= 33;
+  k.r32 = _mm512_set1_epi32(k.mul_hi ? 1 << (s - 33) : 0);
+  k.sh32 = _mm_cvtsi32_si128(k.mul_hi ? s - 32 : 0);
+  const __m512i lo = _mm512_set1_epi8(static_cast<char>(r.lo)),
+                hi = _mm512_set1_epi8(static_cast<char>(r.hi));
+  // Per 128-bit lane L the packs give dwords (y0: 4L..4L+3, y1, y2, y3).
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  int64_t i = 0;
+  for (; i + 64 <= r.n; i += 64) {
+    __m512i y[4];
+    for (int q = 0; q < 4; ++q)
+      y[q] = elt16(r, k, r.a + (i + 16 * q) * r.a_step, r.b + (i + 16 * q) * r.b_step);
+    const __m512i p = _mm512_packs_epi16(_mm512_packs_epi32(y[0], y[1]),
+                                         _mm512_packs_epi32(y[2], y[3]));
+    const __m512i v = _mm512_permutexvar_epi32(order, p);
+    _mm512_storeu_si512(r.out + i, _mm512_min_epi8(_mm512_max_epi8(v, lo), hi));
+  }
+  // The rest (< 64) by the AVX2 row, then the driver's scalar loop.
+  EltwiseRowS8 t = r;
+  t.a += i * r.a_step, t.b += i * r.b_step, t.out += i, t.n -= i;
+  return i + avx2_ops().eltwise_s8(t);
+}
 
 int64_t lut_row_vbmi(const int8_t* in, int8_t* out, int64_t n, const int8_t* table) {
   const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64),
@@ -46,7 +120,7 @@ int64_t lut_row_vbmi(const int8_t* in, int8_t* out, int64_t n, const int8_t* tab
 
 const OpsIsa& avx512vbmi_ops() {
   static const OpsIsa ops = {
-      .eltwise_s8 = avx2_ops().eltwise_s8,
+      .eltwise_s8 = eltwise_row_avx512,
       .lut_s8 = lut_row_vbmi,
   };
   return ops;
