@@ -132,6 +132,7 @@ struct DwRowArgs {
   int kh, kw, stride;         // stride: columns between two output pixels' first taps
   int npix, c, cp;
   bool nonneg;  // no negative value in the rows read
+  const int8_t* zero_row;  // the rows[] entry of kernel rows outside the image
   const void* pack;
   // out != nullptr: int8 output requantized in registers (every S >= 33, no
   // residual), channel c of pixel p at out + p * out_pstride + c, clamped to
@@ -197,7 +198,8 @@ struct ConvIsa {
   // the pixel stride (bytes) of the padded rows for c channels; dw4_pack
   // returns the packed bytes when dst is nullptr; dw4_convert turns a padded
   // row of 2 * ngc + 2 columns into ngc column groups of cp * 4 bytes and
-  // returns whether any byte of that row is negative (it reads them all).
+  // returns whether any byte of that row is negative (it reads them all);
+  // a convert that stores x + 128 (VNNI) returns false.
   int (*dw4_cpad)(int c) = nullptr;
   size_t (*dw4_pack)(const DwPackArgs& a, void* dst) = nullptr;
   bool (*dw4_convert)(const int8_t* plain, int ngc, int c, int8_t* dst) = nullptr;

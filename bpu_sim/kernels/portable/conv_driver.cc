@@ -820,6 +820,7 @@ struct Dw4Run {
       a.c = static_cast<int>(g.cout);
       a.cp = p.dw4_cp;
       a.nonneg = nonneg;
+      a.zero_row = reinterpret_cast<const int8_t*>(tw.zeroed(needs.zero_bytes));
       a.pack = p.w.data();
       a.out = fused ? reinterpret_cast<int8_t*>(out.at(n, oy, 0, 0)) : nullptr;
       a.out_pstride = c.out.strides[2] * out.esize;

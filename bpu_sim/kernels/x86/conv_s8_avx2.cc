@@ -453,6 +453,7 @@ int64_t dwflat_avx2(const DwFlatArgs& a) {
 // dw4 multiply-accumulate: vpmaddubsw (unsigned x signed byte pairs to
 // int16, exact here) then vpmaddwd with ones (pairs to int32).
 struct MacAvx2 {
+  static constexpr bool kFlip = false;
   template <class O>
   static typename O::V dot4(typename O::V acc, typename O::V x, typename O::V w,
                             typename O::V ones) {
@@ -467,7 +468,7 @@ const ConvIsa& avx2_isa() {
   // Common parts: depthwise, epilogue, dw4 and flat depthwise.
 #define OPENBPU_AVX2_DW                                                              \
   .dw = dw_avx2, .dw_pack = dw_pack_avx2, .epilogue = epilogue_avx2, .dw4_cpad = dw4::cpad, \
-  .dw4_pack = dw4::pack, .dw4_convert = dw4::convert, .dw4_row = dw4_row_avx2,              \
+  .dw4_pack = dw4::pack, .dw4_convert = dw4::convert<false>, .dw4_row = dw4_row_avx2,              \
   .dwflat_pack = dwflat_pack_avx2, .dwflat = dwflat_avx2
   // int8 GEMMs of 8 channels (output channels per group <= 8): for inputs
   // without negative values, and for any input with |x| and sign(w, x)

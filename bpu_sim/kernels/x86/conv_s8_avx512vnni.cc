@@ -266,8 +266,11 @@ void gemm16_k4_vnni(const GemmArgs& a) {
 }
 
 // dw4 multiply-accumulate: vpdpbusd adds the four unsigned x signed byte
-// products of each lane to it, without saturation.
+// products of each lane to it, without saturation. The column groups hold
+// x + 128 (kFlip: dw4::convert<true>), the kernel starts each pixel at
+// -128 * the weight sums of its rows inside the image: no |x|, sign(w, x).
 struct MacVnni {
+  static constexpr bool kFlip = true;
   static __m256i dp(__m256i acc, __m256i x, __m256i w) { return _mm256_dpbusd_epi32(acc, x, w); }
   static __m128i dp(__m128i acc, __m128i x, __m128i w) { return _mm_dpbusd_epi32(acc, x, w); }
   template <class O>
@@ -290,7 +293,7 @@ void dw4_row_vnni(const DwRowArgs& a) { dw4::row<MacVnni>(a); }
 const ConvIsa& OPENBPU_VNNI_ISA() {
 #define OPENBPU_VNNI_OTHERS                                                              \
   .dw = avx2_isa().dw, .dw_pack = avx2_isa().dw_pack, .epilogue = avx2_isa().epilogue,    \
-  .dw4_cpad = dw4::cpad, .dw4_pack = dw4::pack, .dw4_convert = dw4::convert,             \
+  .dw4_cpad = dw4::cpad, .dw4_pack = dw4::pack, .dw4_convert = dw4::convert<true>,             \
   .dw4_row = dw4_row_vnni, .dwflat_pack = avx2_isa().dwflat_pack, .dwflat = avx2_isa().dwflat
   // Groups of at most 16 output channels (16 x 16 tiles; 8 x 16 for maps
   // of few pixels).

@@ -58,12 +58,14 @@ inline int groups(int kw, int q) { return (kw + q + 3) / 4; }
 
 // Packed bytes of one block: for each kernel row, parity 0 then 1, each of
 // its groups: E..H weight vectors (width bytes each); then per vector bias,
-// M, M of the odd lanes (M[l + 1]), r32, sh32 (lanes int32 each).
+// M, M of the odd lanes (M[l + 1]), r32, sh32 (lanes int32 each); then per
+// kernel row and vector 128 * (the sum of the row's weights), lanes int32
+// (what a row of x + 128 adds too much: the Flip policy below).
 inline size_t weight_bytes(int width, int kh, int kw) {
   return static_cast<size_t>(kh) * (groups(kw, 0) + groups(kw, 1)) * 4 * width;
 }
 inline size_t block_bytes(int width, int kh, int kw) {
-  return weight_bytes(width, kh, kw) + 5 * 4 * static_cast<size_t>(width / 4) * 4;
+  return weight_bytes(width, kh, kw) + (5 + kh) * 4 * static_cast<size_t>(width / 4) * 4;
 }
 
 inline size_t pack(const DwPackArgs& a, void* dst) {
@@ -98,6 +100,14 @@ inline size_t pack(const DwPackArgs& a, void* dst) {
       }
       p += 5 * lanes;
     }
+    for (int kh = 0; kh < a.kh; ++kh)
+      for (int v = 0; v < 4; ++v)
+        for (int l = 0; l < lanes; ++l) {
+          const int ch = blk.c0 + lane_channel(v, l);
+          int32_t sum = 0;
+          for (int kw = 0; kw < a.kw && ch < a.c; ++kw) sum += a.w[ch * taps + kh * a.kw + kw];
+          *p++ = 128 * sum;
+        }
     o = reinterpret_cast<uint8_t*>(p);
   }
   return total;
@@ -129,6 +139,8 @@ struct Y {  // 32 channels
   static V max8(V a, V b) { return _mm256_max_epi8(a, b); }
   static V min8(V a, V b) { return _mm256_min_epi8(a, b); }
   static V or_(V a, V b) { return _mm256_or_si256(a, b); }
+  static V xor_(V a, V b) { return _mm256_xor_si256(a, b); }
+  static V sub32(V a, V b) { return _mm256_sub_epi32(a, b); }
   static bool any_neg(V a) { return _mm256_movemask_epi8(a) != 0; }
   // int32 lanes of E..H (channel order above) to natural order.
   static void store_acc(int32_t* acc, const V (&v)[4]) {
@@ -163,19 +175,23 @@ struct X {  // 16 channels
   static V max8(V a, V b) { return _mm_max_epi8(a, b); }
   static V min8(V a, V b) { return _mm_min_epi8(a, b); }
   static V or_(V a, V b) { return _mm_or_si128(a, b); }
+  static V xor_(V a, V b) { return _mm_xor_si128(a, b); }
+  static V sub32(V a, V b) { return _mm_sub_epi32(a, b); }
   static bool any_neg(V a) { return _mm_movemask_epi8(a) != 0; }
   static void store_acc(int32_t* acc, const V (&v)[4]) {
     for (int k = 0; k < 4; ++k) store(acc + 4 * k, v[k]);
   }
 };
 
-// Column groups of one block: plain row [columns][cp] -> [ngc][cp * 4].
-// Returns the OR of every byte read (bit 7 of a byte: a negative value).
-template <class O>
+// Column groups of one block: plain row [columns][cp] -> [ngc][cp * 4],
+// as x ^ 0x80 = x + 128 (unsigned) with kFlip. Returns the OR of every byte
+// read (bit 7 of a byte: a negative value).
+template <class O, bool kFlip>
 typename O::V convert_block(const int8_t* plain, int ngc, int cp, int c0, int width,
                             int8_t* dst) {
   using V = typename O::V;
   V any = O::zero();
+  const V flip = O::set8(kFlip ? 0x80 : 0);
   for (int gc = 0; gc < ngc; ++gc) {
     const int8_t* s = plain + static_cast<int64_t>(2 * gc) * cp + c0;
     const V t0 = O::load(s), t1 = O::load(s + cp), t2 = O::load(s + 2 * cp),
@@ -183,26 +199,28 @@ typename O::V convert_block(const int8_t* plain, int ngc, int cp, int c0, int wi
     any = O::or_(any, O::or_(O::or_(t0, t1), O::or_(t2, t3)));
     const V a = O::lo8(t0, t1), b = O::hi8(t0, t1), c = O::lo8(t2, t3), d = O::hi8(t2, t3);
     int8_t* o = dst + static_cast<int64_t>(gc) * cp * 4 + 4 * c0;
-    O::store(o, O::lo16(a, c));
-    O::store(o + width, O::hi16(a, c));
-    O::store(o + 2 * width, O::lo16(b, d));
-    O::store(o + 3 * width, O::hi16(b, d));
+    O::store(o, kFlip ? O::xor_(O::lo16(a, c), flip) : O::lo16(a, c));
+    O::store(o + width, kFlip ? O::xor_(O::hi16(a, c), flip) : O::hi16(a, c));
+    O::store(o + 2 * width, kFlip ? O::xor_(O::lo16(b, d), flip) : O::lo16(b, d));
+    O::store(o + 3 * width, kFlip ? O::xor_(O::hi16(b, d), flip) : O::hi16(b, d));
   }
   return any;
 }
 // Every column of the row is read (group gc covers columns 2gc..2gc+3, the
 // row has 2 * ngc + 2) and every channel [0, cp): the answer covers the row.
+// With kFlip the groups hold x + 128 (unsigned), and the answer is false.
+template <bool kFlip>
 inline bool convert(const int8_t* plain, int ngc, int c, int8_t* dst) {
   const int cp = cpad(c);
   bool neg = false;
   for (int b = 0; b < block_count(c); ++b) {
     const Block blk = block(c, b);
     if (blk.width == 32)
-      neg = Y::any_neg(convert_block<Y>(plain, ngc, cp, blk.c0, 32, dst)) || neg;
+      neg = Y::any_neg(convert_block<Y, kFlip>(plain, ngc, cp, blk.c0, 32, dst)) || neg;
     else
-      neg = X::any_neg(convert_block<X>(plain, ngc, cp, blk.c0, 16, dst)) || neg;
+      neg = X::any_neg(convert_block<X, kFlip>(plain, ngc, cp, blk.c0, 16, dst)) || neg;
   }
-  return neg;
+  return neg && !kFlip;
 }
 
 // Requantized int8 channels of one block (natural order) for NP pixels at
@@ -290,6 +308,17 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   const V ones = O::ones16();
   const bool fused = a.out != nullptr;
   const Sink<O> sink(a, c0, width);
+  // Initial accumulators: the bias when requantizing here; with Mac::kFlip
+  // (rows of x + 128) minus 128 * the weight sums of the kernel rows inside
+  // the image (a row outside is the zero row of 0 bytes, adding nothing).
+  V init[4];
+  for (int v = 0; v < 4; ++v) {
+    init[v] = fused ? O::load(par + v * 5 * lanes) : O::zero();
+    if (Mac::kFlip)
+      for (int kh = 0; kh < kh_n; ++kh)
+        if (a.rows[kh] != a.zero_row)
+          init[v] = O::sub32(init[v], O::load(par + (20 + (4 * kh + v)) * lanes));
+  }
   // The kernel rows' pointers in locals (KH > 0), not reloaded after stores.
   const int8_t* row_ptrs[KH > 0 ? KH : 1];
   const int8_t* const* rows = a.rows;
@@ -309,7 +338,7 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
       const int64_t off = static_cast<int64_t>(p) / 2 * gstride + 4 * c0;
       V acc[2][4];
       for (int v = 0; v < 4; ++v)
-        acc[0][v] = acc[1][v] = fused ? O::load(par + v * 5 * lanes) : O::zero();
+        acc[0][v] = acc[1][v] = init[v];
       for (int kh = 0; kh < kh_n; ++kh) {
         const int8_t* g = rows[kh] + off;
         for (int j = 0; j < NG; ++j)
@@ -330,7 +359,7 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
     const int64_t off = static_cast<int64_t>(b - q) / 2 * gstride + 4 * c0;
     const uint8_t* w = q == 0 ? wp : w1;
     const int ng = q == 0 ? g0 : g1;
-    for (int v = 0; v < 4; ++v) acc[v] = fused ? O::load(par + v * 5 * lanes) : O::zero();
+    for (int v = 0; v < 4; ++v) acc[v] = init[v];
     for (int kh = 0; kh < kh_n; ++kh) {
       const int8_t* g = rows[kh] + off;
       for (int j = 0; j < ng; ++j)
