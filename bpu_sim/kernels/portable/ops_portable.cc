@@ -731,7 +731,35 @@ void argmax(const isa::ArgMax& a, const Memory& mem) {
 }
 
 // NV12 -> RGB/BGR (the models' image input) runs as a row loop; every other
-// conversion uses the reference kernel (a one-off per inference).
+// conversion uses the reference kernel (a one-off per inference). The range
+// and channel order are template parameters, and the two pixels that share
+// a U/V pair share its products.
+template <bool kVideo, bool kBgr>
+void nv12_row(const uint8_t* yrow, int64_t ys, const uint8_t* uvrow, uint8_t* orow, int64_t ops,
+              int64_t ocs, int64_t w) {
+  auto put = [&](int64_t x, int32_t yv, int32_t rv, int32_t gu, int32_t bu) {
+    int32_t r = (yv + rv) >> 14, g = (yv + gu) >> 14, b = (yv + bu) >> 14;
+    r = r < 0 ? 0 : (r > 255 ? 255 : r);
+    g = g < 0 ? 0 : (g > 255 ? 255 : g);
+    b = b < 0 ? 0 : (b > 255 ? 255 : b);
+    uint8_t* op = orow + x * ops;
+    op[0] = static_cast<uint8_t>((kBgr ? b : r) - 128);
+    op[ocs] = static_cast<uint8_t>(g - 128);
+    op[2 * ocs] = static_cast<uint8_t>((kBgr ? r : b) - 128);
+  };
+  for (int64_t x = 0; x < w; x += 2) {
+    const int32_t u = uvrow[x] - 128, v = uvrow[x + 1] - 128;  // x even: the pair's U, V
+    // (the rounding term 8192 rides on the chroma parts)
+    const int32_t rv = (kVideo ? 26149 * v : 22970 * v) + 8192;
+    const int32_t gu = (kVideo ? -6419 * u - 13320 * v : -5638 * u - 11700 * v) + 8192;
+    const int32_t bu = (kVideo ? 33050 * u : 29032 * u) + 8192;
+    for (int64_t k = x; k < x + 2 && k < w; ++k) {
+      const int32_t yy = yrow[k * ys];
+      put(k, kVideo ? 19077 * (yy - 16) : yy * 16384, rv, gu, bu);
+    }
+  }
+}
+
 void preprocess(const isa::Preprocess& p, const Memory& mem) {
   using F = isa::ImageFormat;
   const bool rgb_dst = p.dst_format == F::kRGB || p.dst_format == F::kBGR;
@@ -744,35 +772,14 @@ void preprocess(const isa::Preprocess& p, const Memory& mem) {
   const int64_t* is = p.in.strides;  // uint8: elements are bytes
   const bool video = p.range == isa::ColorRange::kVideo;
   const bool bgr = p.dst_format == F::kBGR;
-  const int64_t ocs = out.s[3];
+  auto row = video ? (bgr ? nv12_row<true, true> : nv12_row<true, false>)
+                   : (bgr ? nv12_row<false, true> : nv12_row<false, false>);
   for (int64_t n = 0; n < p.out.dims[0]; ++n) {
     for (int64_t y = 0; y < p.out.dims[1]; ++y) {
       const uint8_t* yrow = base + n * is[0] + y * is[1];
       const uint8_t* uvrow = base + p.uv_offset + n * is[0] + (y / 2) * p.uv_row_stride;
       uint8_t* orow = out.base + n * out.s[0] + y * out.s[1];
-      for (int64_t x = 0; x < p.out.dims[2]; ++x) {
-        const int32_t yy = yrow[x * is[2]];
-        const int32_t u = uvrow[(x / 2) * 2] - 128, v = uvrow[(x / 2) * 2 + 1] - 128;
-        int32_t r, g, b;
-        if (video) {
-          const int32_t yv = 19077 * (yy - 16);
-          r = (yv + 26149 * v + 8192) >> 14;
-          g = (yv - 6419 * u - 13320 * v + 8192) >> 14;
-          b = (yv + 33050 * u + 8192) >> 14;
-        } else {
-          const int32_t yf = yy * 16384;
-          r = (yf + 22970 * v + 8192) >> 14;
-          g = (yf - 5638 * u - 11700 * v + 8192) >> 14;
-          b = (yf + 29032 * u + 8192) >> 14;
-        }
-        r = r < 0 ? 0 : (r > 255 ? 255 : r);
-        g = g < 0 ? 0 : (g > 255 ? 255 : g);
-        b = b < 0 ? 0 : (b > 255 ? 255 : b);
-        uint8_t* op = orow + x * out.s[2];
-        op[0] = static_cast<uint8_t>((bgr ? b : r) - 128);
-        op[ocs] = static_cast<uint8_t>(g - 128);
-        op[2 * ocs] = static_cast<uint8_t>((bgr ? r : b) - 128);
-      }
+      row(yrow, is[2], uvrow, orow, out.s[2], out.s[3], p.out.dims[2]);
     }
   }
 }
