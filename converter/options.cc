@@ -44,22 +44,62 @@ std::vector<CalInputSpec> cal_specs(const Config& c) {
   return out;
 }
 
+namespace {
+
+const Node* find_node(const Graph& g, const std::string& name) {
+  for (const auto& n : g.nodes)
+    if (n.name == name) return &n;
+  return nullptr;
+}
+
+// A node name a setting (`key`, e.g. "node_info") gives: the node of the
+// optimized graph, or the one the optimizer merged it into (logged), or
+// nullptr with a warning saying why the setting has no effect (`report`
+// false: no log, the name was reported before).
+const Node* resolve_node(const Graph& g, const std::string& key, const std::string& name, MapperLog& log,
+                         bool report = true) {
+  if (const Node* n = find_node(g, name)) return n;
+  const auto m = g.merged.find(name);
+  if (m == g.merged.end()) {
+    std::string hint;
+    const auto cut = name.rfind('_');
+    if (cut != std::string::npos && cut > 0)
+      if (const Node* near = find_node(g, name.substr(0, cut)); near != nullptr)
+        hint = " (the model has '" + near->name + "', a " + near->op_type + ")";
+    if (report)
+      log.warn(key + " '" + name + "': no such node in the model or among the nodes the optimizer merged" + hint +
+               "; this setting has no effect");
+    return nullptr;
+  }
+  const MergedNode& mn = m->second;
+  const Node* into = mn.into.empty() ? nullptr : find_node(g, mn.into);
+  if (into == nullptr) {
+    if (report)
+      log.warn(key + " '" + name + "': the optimizer removed this " + mn.op_type +
+               (mn.into.empty() ? " (no node computes it now)" : "") + "; this setting has no effect");
+    return nullptr;
+  }
+  if (report)
+    log.info(key + " '" + name + "': the optimizer merged this " + mn.op_type + " into " + into->op_type + " '" +
+             into->name + "'; the setting applies to it");
+  return into;
+}
+
+}  // namespace
+
 PlacementOptions placement_options(const Config& c, const isa::MarchInfo& march, const Graph& g, MapperLog& log) {
   PlacementOptions po;
   po.march = &march;
   const auto& cp = c.calibration_parameters;
-  po.run_on_cpu.insert(cp.run_on_cpu.begin(), cp.run_on_cpu.end());
-  po.run_on_bpu.insert(cp.run_on_bpu.begin(), cp.run_on_bpu.end());
+  const auto force = [&](const std::string& key, const std::string& name, std::set<std::string>* to) {
+    if (const Node* n = resolve_node(g, key, name, log)) to->insert(n->name);
+  };
+  for (const auto& name : cp.run_on_cpu) force("run_on_cpu", name, &po.run_on_cpu);
+  for (const auto& name : cp.run_on_bpu) force("run_on_bpu", name, &po.run_on_bpu);
   for (const auto& [name, info] : c.model_parameters.node_info) {
-    if (info.on == "CPU") po.run_on_cpu.insert(name);
-    if (info.on == "BPU") po.run_on_bpu.insert(name);
+    if (info.on == "CPU") force("node_info ON: CPU", name, &po.run_on_cpu);
+    if (info.on == "BPU") force("node_info ON: BPU", name, &po.run_on_bpu);
   }
-  std::set<std::string> node_names;
-  for (const auto& n : g.nodes) node_names.insert(n.name);
-  for (const auto& name : po.run_on_cpu)
-    if (!node_names.count(name)) log.warn("run_on_cpu: node '" + name + "' is not in the optimized model");
-  for (const auto& name : po.run_on_bpu)
-    if (!node_names.count(name)) log.warn("run_on_bpu: node '" + name + "' is not in the optimized model");
   return po;
 }
 
@@ -85,27 +125,55 @@ std::vector<std::string> node_inputs(const Graph& g, const Node& n, int k = -1) 
   return out;
 }
 
+// The values a node_info type names: node n's inputs (input k only when
+// k >= 0) or outputs. For a node the optimizer merged into `into`, only the
+// ones `into` still reads or writes; the others are internal to the fused
+// operator (warned: no tensor to type).
+std::vector<std::string> typed_values(const Graph& g, const std::string& name, const Node& into, bool outputs,
+                                      int k, const std::string& what, MapperLog& log) {
+  const auto m = g.merged.find(name);
+  if (into.name == name || m == g.merged.end())
+    return outputs ? into.outputs : node_inputs(g, into, k);
+  const std::vector<std::string>& vs = outputs ? m->second.outputs : m->second.inputs;
+  const std::vector<std::string>& ends = outputs ? into.outputs : into.inputs;
+  std::vector<std::string> out;
+  for (size_t i = 0; i < vs.size(); ++i) {
+    const Value* v = g.value(vs[i]);
+    if ((k >= 0 && static_cast<size_t>(k) != i) || vs[i].empty() || (v != nullptr && v->is_constant())) continue;
+    if (v != nullptr && std::find(ends.begin(), ends.end(), vs[i]) != ends.end()) {
+      out.push_back(vs[i]);
+      log.info("node_info '" + name + "' " + what + ": applies to '" + vs[i] + "', an " +
+               (outputs ? "output" : "input") + " of " + into.op_type + " '" + into.name + "'");
+    } else {
+      log.warn("node_info '" + name + "' " + what + ": value '" + vs[i] + "' is internal to " + into.op_type +
+               " '" + into.name + "' (the optimizer fused them; the operator computes it at its own precision, "
+               "docs/numerics.md); no effect");
+    }
+  }
+  return out;
+}
+
 // Activation types per node: node_info OutputType / InputType / InputType<k>
-// (int8 or int16; node_info is rejected on bernoulli2 by the config).
+// (int8 or int16; node_info is rejected on bernoulli2 by the config), on
+// the node or the one the optimizer merged it into.
 void node_info_types(const Config& c, const isa::MarchInfo& march, const Graph& g, MapperLog& log,
                      CompileOptions* co) {
   for (const auto& [name, info] : c.model_parameters.node_info) {
-    const Node* n = nullptr;
-    for (const auto& node : g.nodes)
-      if (node.name == name) n = &node;
     const bool typed = !info.output_type.empty() || !info.input_type.empty() || !info.input_types.empty();
-    if (n == nullptr) {
-      if (typed) log.warn("node_info " + name + ": no such node in the optimized model; its data types are ignored");
-      continue;
-    }
-    if (typed && !march.int16) {
+    if (!typed) continue;
+    const Node* n = resolve_node(g, "node_info", name, log, info.on.empty());  // else placement reported it
+    if (n == nullptr) continue;
+    if (!march.int16) {
       log.warn("node_info " + name + ": int16 needs a march with int16 (bayes, bayes-e, nash); " + march.name +
                " keeps int8");
       continue;
     }
-    if (!info.output_type.empty()) add_values(n->outputs, info.output_type, co);
-    if (!info.input_type.empty()) add_values(node_inputs(g, *n), info.input_type, co);
-    for (const auto& [k, type] : info.input_types) add_values(node_inputs(g, *n, k), type, co);
+    if (!info.output_type.empty())
+      add_values(typed_values(g, name, *n, true, -1, "OutputType " + info.output_type, log), info.output_type, co);
+    if (!info.input_type.empty())
+      add_values(typed_values(g, name, *n, false, -1, "InputType " + info.input_type, log), info.input_type, co);
+    for (const auto& [k, type] : info.input_types)
+      add_values(typed_values(g, name, *n, false, k, "InputType" + std::to_string(k) + " " + type, log), type, co);
   }
 }
 

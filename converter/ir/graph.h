@@ -78,6 +78,18 @@ struct Node {
   rt::Attrs attrs;
 };
 
+// A node of the source model that the float passes removed: the node of the
+// graph that computes it now (`into`, e.g. the LayerNormalization that
+// replaced a ReduceMean/Sub/Pow/Sqrt/Div chain, the Conv a BatchNormalization
+// was folded into), or "" when no node took it over (identities, data
+// movement). What it was, so settings naming it (node_info, run_on_cpu) can
+// be applied to `into` or reported.
+struct MergedNode {
+  std::string into;
+  std::string op_type;
+  std::vector<std::string> inputs, outputs;
+};
+
 class Graph {
  public:
   std::string name;
@@ -86,6 +98,8 @@ class Graph {
   std::vector<Node> nodes;  // topologically sorted
   std::map<std::string, Value> values;
   std::vector<std::string> inputs, outputs;
+  // Source node name -> where it went (passes/optimize.cc records them).
+  std::map<std::string, MergedNode> merged;
 
   Value* value(const std::string& name);
   const Value* value(const std::string& name) const;
