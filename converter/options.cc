@@ -272,6 +272,23 @@ void add_calibration_options(const Config& c, const CalibrationStats& stats, Com
       if (!st.channel_sum.empty()) co->channel_means[name] = st.channel_mean();
 }
 
+void warn_unmet_int16(const CompileOptions& co, const Graph& g, const CompiledModel& cm, MapperLog& log) {
+  std::map<std::string, isa::DType> dtype;
+  for (const auto& t : cm.traces) dtype[t.value] = t.q.dtype;
+  for (const auto& v : co.int16_values) {
+    const auto it = dtype.find(v);
+    if (it == dtype.end() || it->second != isa::DType::kInt8 || co.int8_values.count(v)) continue;
+    const Node* p = g.producer(v);
+    const OpUnit* u = p == nullptr ? nullptr : find_op_unit(*p);
+    const bool follows = u != nullptr && (u->output_scale == OutputScale::kInput ||
+                                          u->output_scale == OutputScale::kInputIfNearest);
+    log.warn("int16 asked for value '" + v + "' (node_info, optimization or quant_config) is int8 in the compiled " +
+             "model" + (follows ? ": its producer " + p->op_type + " '" + p->name + "' gives its output the type of " +
+                                      "its input '" + p->inputs[0] + "'; ask int16 for that value instead"
+                                : std::string()));
+  }
+}
+
 void warn_ineffective_keys(const Config& c, MapperLog& log) {
   const auto no_effect = [&](const std::string& key, const std::string& why) {
     log.warn(key + ": accepted for compatibility, no effect (" + why + ")");

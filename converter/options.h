@@ -46,6 +46,11 @@ bool int16_possible(const Config& c, const CompileOptions& co);
 // bias_correction: channel means from the calibration statistics.
 void add_calibration_options(const Config& c, const CalibrationStats& stats, CompileOptions* co);
 
+// Values the compile options ask int16 that the compiled model `cm` keeps
+// int8 (a data movement op gives its output its input's type): a warning
+// each, naming the producer and the value to ask for instead.
+void warn_unmet_int16(const CompileOptions& co, const Graph& g, const CompiledModel& cm, MapperLog& log);
+
 // Keys and values accepted for compatibility that have no effect in OpenBPU:
 // one warning each (docs/config.md lists them). Keys with no effect that
 // the config parser already warns about (deprecated keys, balance_factor

@@ -406,6 +406,7 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   log_subgraphs(log, best.model, *march);
   log_advice(log, best.model, *march, config.compiler_parameters.advice.value_or(0));
   log_quantized_nodes(log, g, pl, best.model, best.thresholds, sim);
+  warn_unmet_int16(co, g, best.model, log);
   log_outputs(log, sim);
   if (!out.commit(&err)) return fail(err);
   log.info(tool.hbm ? "Convert to runtime hbm file successfully!" : "Convert to runtime bin file successfully!");

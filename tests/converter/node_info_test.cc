@@ -120,5 +120,35 @@ TEST(NodeInfo, FusedNodesNamesApplyToTheFusedNode) {
             "");
 }
 
+// An int16 request the compiler cannot honour (a Transpose's output takes
+// its input's type) is warned after compilation, naming the value to ask.
+TEST(NodeInfo, Int16RequestsTheCompiledModelKeepsInt8AreWarned) {
+  Builder b;
+  const std::string x = b.input("x", {1, 4, 6, 8});
+  const std::string r = b.node("Relu", {x});
+  rt::Attrs perm = ints_attr("perm", {0, 2, 3, 1});
+  const std::string t = b.node("Transpose", {r}, perm);
+  b.output(b.node("Sigmoid", {t}));
+  CompiledModel cm;
+  for (const auto& [v, dt] : {std::pair{r, isa::DType::kInt8}, std::pair{t, isa::DType::kInt8}}) {
+    LayerTrace tr;
+    tr.value = v;
+    tr.q.dtype = dt;
+    cm.traces.push_back(tr);
+  }
+  CompileOptions co;
+  co.int16_values = {t};
+  CaptureLog log;
+  warn_unmet_int16(co, b.g, cm, log);
+  ASSERT_EQ(log.warnings.size(), 1u);
+  EXPECT_NE(CaptureLog::find(log.warnings, {"'" + t + "'", "is int8 in the compiled model", "Transpose",
+                                            "ask int16 for that value instead", "'" + r + "'"}), "")
+      << log.warnings[0];
+  cm.traces[1].q.dtype = isa::DType::kInt16;  // honoured: no warning
+  CaptureLog quiet;
+  warn_unmet_int16(co, b.g, cm, quiet);
+  EXPECT_TRUE(quiet.warnings.empty());
+}
+
 }  // namespace
 }  // namespace openbpu::cvt
