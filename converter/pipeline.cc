@@ -371,10 +371,18 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   if (!calibrate(config, g, &samples, &stats, out, log, &err)) return fail(err);
   lap("calibration statistics");
   add_calibration_options(config, stats, &co);
-  co.rounded_weights = std::make_shared<const std::map<std::string, RoundedWeights>>(round_weights_for_error(g, pl, stats));
-  if (!co.rounded_weights->empty()) {
-    log.info("Weights rounded for the output error: " + std::to_string(co.rounded_weights->size()) +
-             " 1x1 convolutions and MatMuls (used where their input is int16), input moments of " +
+  int tried = 0;
+  co.rounded_weights = std::make_shared<const std::map<std::string, RoundedWeights>>(
+      round_weights_for_error(g, pl, stats, [&](const std::string& node, double gain) {
+        ++tried;
+        log.debug("weight rounding of " + node + ": cross-validated output error gain " + fixed(gain, 4) +
+                  (gain > kMinRoundingGain ? "" : ", nearest kept"));
+      }));
+  if (tried > 0) {
+    log.info("Weights rounded for the output error: " + std::to_string(co.rounded_weights->size()) + " of " +
+             std::to_string(tried) +
+             " 1x1 convolutions and MatMuls (used where their input is int16; the others' rounding did not lower "
+             "the error on the samples it was not fitted to), input moments of " +
              std::to_string(std::min(samples.size(), kMomentSamples)) + " calibration samples.");
     lap("weight rounding");
   }

@@ -57,16 +57,18 @@ void add_max_and_means(const Value& v, ValueStats* s) {
 }
 
 // Pass 0, values in moment_inputs: x x^T over the channel axis (axis 1 of
-// a 4-D value, else the last), summed over positions.
-void add_moments(const Value& v, ValueStats* s) {
+// a 4-D value, else the last), summed over positions, into the moments of
+// the even or of the odd samples (finish_moments adds them up).
+void add_moments(const Value& v, bool odd, ValueStats* s) {
   if (v.elem_type != kFloat || !v.data || v.shape.empty()) return;
   const bool nchw = v.shape.size() == 4;
   const int64_t c = nchw ? v.shape[1] : v.shape.back();
   const int64_t total = static_cast<int64_t>(v.data->size() / 4);
   if (c <= 0 || total % c != 0) return;
   const int64_t inner = nchw ? v.shape[2] * v.shape[3] : 1, outer = total / c / inner;
-  if (s->moments.empty()) s->moments.assign(static_cast<size_t>(c * c), 0.0);
-  if (static_cast<int64_t>(s->moments.size()) != c * c) return;
+  std::vector<double>& sum = odd ? s->odd_moments : s->moments;
+  if (sum.empty()) sum.assign(static_cast<size_t>(c * c), 0.0);
+  if (static_cast<int64_t>(sum.size()) != c * c) return;
   const float* p = reinterpret_cast<const float*>(v.data->data());
   std::vector<double> x(static_cast<size_t>(c));
   for (int64_t o = 0; o < outer; ++o)
@@ -75,18 +77,24 @@ void add_moments(const Value& v, ValueStats* s) {
       for (int64_t a = 0; a < c; ++a) {
         const double xa = x[static_cast<size_t>(a)];
         if (xa == 0.0) continue;
-        double* row = &s->moments[static_cast<size_t>(a * c)];
+        double* row = &sum[static_cast<size_t>(a * c)];
         for (int64_t b = 0; b <= a; ++b) row[b] += xa * x[static_cast<size_t>(b)];
       }
     }
-  s->moment_rows += outer * inner;
+  (odd ? s->odd_moment_rows : s->moment_rows) += outer * inner;
 }
 
-// The lower triangle add_moments summed, mirrored.
-void mirror_moments(ValueStats* s) {
-  const auto c = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(s->moments.size()))));
-  for (int64_t a = 0; a < c; ++a)
-    for (int64_t b = 0; b < a; ++b) s->moments[static_cast<size_t>(b * c + a)] = s->moments[static_cast<size_t>(a * c + b)];
+// The lower triangles add_moments summed, mirrored; the even samples'
+// moments plus the odd ones' give all samples' moments.
+void finish_moments(ValueStats* s) {
+  for (std::vector<double>* m : {&s->moments, &s->odd_moments}) {
+    const auto c = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(m->size()))));
+    for (int64_t a = 0; a < c; ++a)
+      for (int64_t b = 0; b < a; ++b) (*m)[static_cast<size_t>(b * c + a)] = (*m)[static_cast<size_t>(a * c + b)];
+  }
+  if (s->odd_moments.size() != s->moments.size()) return;  // one sample: no odd ones
+  for (size_t i = 0; i < s->moments.size(); ++i) s->moments[i] += s->odd_moments[i];
+  s->moment_rows += s->odd_moment_rows;
 }
 
 // Pass 1: the |x| histogram over [0, max].
@@ -147,7 +155,7 @@ bool collect_stats(const FloatExecutor& exec, const std::vector<std::map<std::st
           else
             add_histogram(v, &stats->values[name]);
           if (pass == 0 && first + k < kMomentSamples && stats->moment_inputs.count(name))
-            add_moments(v, &stats->values[name]);
+            add_moments(v, (first + k) % 2 == 1, &stats->values[name]);
         }
         if (progress) progress(++done, total);
       }
@@ -155,7 +163,8 @@ bool collect_stats(const FloatExecutor& exec, const std::vector<std::map<std::st
   }
   for (const auto& name : stats->moment_inputs) {
     auto it = stats->values.find(name);
-    if (it != stats->values.end() && !it->second.moments.empty()) mirror_moments(&it->second);
+    if (it != stats->values.end() && (!it->second.moments.empty() || !it->second.odd_moments.empty()))
+      finish_moments(&it->second);
   }
   return true;
 }

@@ -30,9 +30,13 @@ struct ValueStats {
   double hist_max = 0.0;
   // Values in CalibrationStats::moment_inputs: the sum over the first
   // kMomentSamples samples' rows of x x^T over the channel axis (C x C,
-  // row-major) and the number of rows (positions) summed.
+  // row-major) and the number of rows (positions) summed; the same over
+  // the odd-numbered ones of those samples alone (the weight rounding is
+  // cross-validated between the even and the odd samples).
   std::vector<double> moments;
   int64_t moment_rows = 0;
+  std::vector<double> odd_moments;
+  int64_t odd_moment_rows = 0;
 };
 
 // Samples the channel second moments are taken from.

@@ -81,7 +81,45 @@ bool inverse_factor(std::vector<double> h, int64_t n, std::vector<double>* u) {
 
 int8_t round_clamped(double x) { return static_cast<int8_t>(std::clamp(std::round(x), -127.0, 127.0)); }
 
+// Moments sum / rows.
+std::vector<double> mean_moments(std::vector<double> m, int64_t rows) {
+  for (double& x : m) x /= static_cast<double>(rows);
+  return m;
+}
+
+// Output error of int8 weights q at scales s against w, on inputs with
+// moments h: sum over rows of d^T h d, d = q * s - w.
+double output_error(const std::vector<double>& w, const std::vector<int8_t>& q, const std::vector<float>& s,
+                    const std::vector<double>& h, int64_t rows, int64_t n) {
+  double e = 0;
+  std::vector<double> d(static_cast<size_t>(n));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < n; ++j) {
+      const size_t i = static_cast<size_t>(r * n + j);
+      d[static_cast<size_t>(j)] = q[i] * static_cast<double>(s[static_cast<size_t>(r)]) - w[i];
+    }
+    for (int64_t a = 0; a < n; ++a) {
+      double t = 0;
+      for (int64_t b = 0; b < n; ++b) t += h[static_cast<size_t>(a * n + b)] * d[static_cast<size_t>(b)];
+      e += d[static_cast<size_t>(a)] * t;
+    }
+  }
+  return e;
+}
+
 }  // namespace
+
+double cross_validated_gain(const std::vector<double>& w, const std::vector<float>& s, const std::vector<double>& even,
+                            const std::vector<double>& odd, int64_t rows, int64_t n) {
+  std::vector<int8_t> nearest(static_cast<size_t>(rows * n));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j)
+      nearest[static_cast<size_t>(r * n + j)] = round_clamped(w[static_cast<size_t>(r * n + j)] / s[static_cast<size_t>(r)]);
+  const double e_near = output_error(w, nearest, s, even, rows, n) + output_error(w, nearest, s, odd, rows, n);
+  const double e_fit = output_error(w, round_for_error(w, s, even, rows, n), s, odd, rows, n) +
+                       output_error(w, round_for_error(w, s, odd, rows, n), s, even, rows, n);
+  return e_near > 0 ? 1.0 - e_fit / e_near : 0.0;
+}
 
 std::vector<int8_t> round_for_error(const std::vector<double>& w0, const std::vector<float>& s,
                                     const std::vector<double>& h0, int64_t rows, int64_t n) {
@@ -123,7 +161,8 @@ std::set<std::string> weight_rounding_inputs(const Graph& g, const Placement& pl
 }
 
 std::map<std::string, RoundedWeights> round_weights_for_error(const Graph& g, const Placement& pl,
-                                                             const CalibrationStats& stats) {
+                                                             const CalibrationStats& stats,
+                                                             const std::function<void(const std::string&, double)>& log) {
   std::map<std::string, RoundedWeights> out;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
@@ -135,7 +174,9 @@ std::map<std::string, RoundedWeights> round_weights_for_error(const Graph& g, co
     // sample) estimate the moments too poorly: the rounding would fit the
     // calibration samples, not the data.
     if (w.empty() || st == stats.values.end() || st->second.moment_rows < kMinRowsPerInput * inputs ||
-        static_cast<int64_t>(st->second.moments.size()) != inputs * inputs)
+        static_cast<int64_t>(st->second.moments.size()) != inputs * inputs ||
+        st->second.odd_moments.size() != st->second.moments.size() || st->second.odd_moment_rows == 0 ||
+        st->second.odd_moment_rows == st->second.moment_rows)
       continue;
     RoundedWeights r;
     r.scales.resize(static_cast<size_t>(rows));
@@ -145,9 +186,16 @@ std::map<std::string, RoundedWeights> round_weights_for_error(const Graph& g, co
       // (the emitters' scale of an all-zero row: conv 1e-8, MatMul 1)
       r.scales[static_cast<size_t>(c)] = mx > 0 ? mx / 127.0f : (n.op_type == "Conv" ? 1e-8f : 1.0f);
     }
-    std::vector<double> h(st->second.moments);
-    for (double& x : h) x /= static_cast<double>(st->second.moment_rows);
-    r.q = round_for_error(w, r.scales, h, rows, inputs);
+    // Kept where it lowers the output error on the samples it was not
+    // rounded from (even <-> odd), else nearest.
+    const ValueStats& vs = st->second;
+    std::vector<double> even(vs.moments);
+    for (size_t k = 0; k < even.size(); ++k) even[k] -= vs.odd_moments[k];
+    const double gain = cross_validated_gain(w, r.scales, mean_moments(even, vs.moment_rows - vs.odd_moment_rows),
+                                             mean_moments(vs.odd_moments, vs.odd_moment_rows), rows, inputs);
+    if (log) log(n.name, gain);
+    if (!(gain > kMinRoundingGain)) continue;
+    r.q = round_for_error(w, r.scales, mean_moments(vs.moments, vs.moment_rows), rows, inputs);
     out[n.name] = std::move(r);
   }
   return out;

@@ -6,6 +6,7 @@
 #ifndef OPENBPU_CONVERTER_QUANT_WEIGHT_ROUNDING_H_
 #define OPENBPU_CONVERTER_QUANT_WEIGHT_ROUNDING_H_
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -25,9 +26,20 @@ std::set<std::string> weight_rounding_inputs(const Graph& g, const Placement& pl
 
 // Rounds every such node's weights (node name -> weights) from the moments
 // in `stats`; nodes whose input has no moments (or more than
-// kMaxRoundingInputs channels) are left out, i.e. rounded to nearest.
-std::map<std::string, RoundedWeights> round_weights_for_error(const Graph& g, const Placement& pl,
-                                                             const CalibrationStats& stats);
+// kMaxRoundingInputs channels), and those whose rounding does not lower
+// the output error by kMinRoundingGain on the samples it was not rounded
+// from (cross_validated_gain), are left out, i.e. rounded to nearest.
+// `log` (may be empty) gets each node's cross-validated gain.
+std::map<std::string, RoundedWeights> round_weights_for_error(
+    const Graph& g, const Placement& pl, const CalibrationStats& stats,
+    const std::function<void(const std::string&, double)>& log = {});
+
+// 1 - (output error of the rounding for error) / (that of nearest
+// rounding), each rounded from one half's moments (even, odd: mean x x^T
+// of the even and of the odd calibration samples) and measured on the
+// other's, both ways summed. > 0 when the rounding generalises.
+double cross_validated_gain(const std::vector<double>& w, const std::vector<float>& s, const std::vector<double>& even,
+                            const std::vector<double>& odd, int64_t rows, int64_t n);
 
 // One weight matrix w [rows][n] (row-major) at per-row scales s, input
 // moments h [n][n]: each input channel in turn is rounded to nearest and
@@ -38,6 +50,7 @@ std::vector<int8_t> round_for_error(const std::vector<double>& w, const std::vec
 
 inline constexpr int64_t kMaxRoundingInputs = 1024;  // O(n^3) factorisation per layer
 inline constexpr int64_t kMinRowsPerInput = 2;       // moment rows (positions x samples) per input channel
+inline constexpr double kMinRoundingGain = 0.0;      // cross-validated gain a rounding must exceed
 
 }  // namespace openbpu::cvt
 

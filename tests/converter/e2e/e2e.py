@@ -98,17 +98,18 @@ def dense_output_info(name, shape, layout):
 
 CASES = {
     # The PP-OCR text direction classifier on X5 (bayes-e) with all
-    # activations int16, BGR and NV12 input: cosine >= 0.999, >= 99 % of the
-    # lines agree with ONNX Runtime (BGR: 98.5 %, 197 of 200, since the
-    # int16 layers' weight rounding; on 1000 lines 99.1 %, nearest rounding
-    # 99.2 %: docs/converter.md "int16 and the weights").
+    # activations int16, BGR and NV12 input: cosine >= 0.999, >= 98.5 % of
+    # the lines agree with ONNX Runtime (197 of these 200 since the int16
+    # layers' weight rounding, 198 with nearest rounding; on 1000 lines the
+    # rounding agrees more: BGR 99.4 % vs 99.2 %, NV12 99.4 % vs 99.3 %,
+    # docs/converter.md "int16 and the weights").
     "ppocr_cls_int16": Case("ppocr_cls_int16", "ocr:ch_ppocr_mobile_v2.0_cls_infer.onnx", "bayes-e", "x",
                             (1, 3, 48, 192), rt="bgr", train="bgr", mean=[127.5], std=[127.5],
                             cal="default", data="text", n_cal=50, n_test=200, min_cos=0.999, min_agree=0.985,
                             extra_yaml="  optimization: set_all_nodes_int16\n", int_accuracy_labels=True),
     "ppocr_cls_nv12_int16": Case("ppocr_cls_nv12_int16", "ocr:ch_ppocr_mobile_v2.0_cls_infer.onnx", "bayes-e", "x",
                                  (1, 3, 48, 192), rt="nv12", train="bgr", mean=[127.5], std=[127.5],
-                                 cal="default", data="text", n_cal=50, n_test=200, min_cos=0.999, min_agree=0.99,
+                                 cal="default", data="text", n_cal=50, n_test=200, min_cos=0.999, min_agree=0.985,
                                  extra_yaml="  optimization: set_all_nodes_int16\n", int_accuracy_labels=True),
     # The same model int8 on X3 (bernoulli2, no int16), NV12 input, default
     # calibration (method choice, then the per-value threshold search): int8
@@ -127,12 +128,12 @@ CASES = {
     # (calibration_parameters min_output_cosine): makertbin promotes the most
     # sensitive int8 activations to int16 until the calibration samples'
     # mean output cosine reaches it (docs/converter.md "Accuracy budget").
-    # Without the budget: 0.9728 on the 32 budget samples. Agreement 96.5 %
-    # on these 200 lines (97.5 % on 1000), 98.5 % before the int16 layers'
-    # weight rounding at the same mean cosine (0.9983).
+    # Without the budget: 0.9728 on the 32 budget samples. 73 promotions,
+    # 0.9988 / 98.5 % on these 200 lines (1000: 0.9984 / 98.2 %); 43 and
+    # 0.9983 / 98.5 % (1000: 0.9975 / 98.8 %) with nearest rounding.
     "ppocr_cls_budget": Case("ppocr_cls_budget", "ocr:ch_ppocr_mobile_v2.0_cls_infer.onnx", "bayes-e",
                                   "x", (1, 3, 48, 192), rt="bgr", train="bgr", mean=[127.5], std=[127.5],
-                                  cal="default", data="text", n_cal=50, n_test=200, min_cos=0.998, min_agree=0.96,
+                                  cal="default", data="text", n_cal=50, n_test=200, min_cos=0.998, min_agree=0.98,
                                   extra_yaml="  min_output_cosine: 0.9995\n", int_accuracy_labels=True,
                                   log=[r"int16 promotion \((measured|local-error) ranking",
                                        r"Accuracy budget met: mean output cosine 0\.999[5-9]"]),
@@ -144,12 +145,12 @@ CASES = {
     # The PP-OCRv4 text recognizer (SVTR, 6625 classes) on upright rendered
     # 48x320 lines, X5 (bayes-e, one BPU subgraph), every activation int16:
     # greedy CTC decoding of the .bin against ONNX Runtime's. Measured
-    # 0.9956 / 181 of 200 lines (0.9912 / 174 before the biases fit and the
+    # 0.9960 / 184 of 200 lines (0.9912 / 174 before the biases fit and the
     # int16 layers' weight rounding; the issue's bar, 97 %, is not met yet).
     # By hand (7-12 min), not in ctest.
     "ppocr_rec_int16": Case("ppocr_rec_int16", "ocr:ch_PP-OCRv4_rec_infer.onnx", "bayes-e", "x", (1, 3, 48, 320),
                             rt="bgr", train="bgr", mean=[127.5], std=[127.5], cal="default", data="upright_lines",
-                            n_cal=50, n_test=200, min_cos=0.995, min_ctc=0.90,
+                            n_cal=50, n_test=200, min_cos=0.995, min_ctc=0.91,
                             extra_yaml="  optimization: set_all_nodes_int16\n"),
     # A generated model with an operator the BPU lacks between convolutions:
     # two BPU subgraphs around a CPU node; then with run_on_cpu for the last
