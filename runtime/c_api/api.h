@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dnn/hb_dnn.h"
 #include "runtime/core/tensor.h"
@@ -28,6 +29,13 @@ void fill_properties(const TensorDesc& d, hbDNNTensorProperties* p);
 // A user tensor (hbDNNInfer's input/output) as the engine's buffer
 // description; HB_DNN_INVALID_ARGUMENT (logged) when its shapes are bad.
 int32_t to_io(const hbDNNTensor& t, const char* what, size_t index, IoBuffer* io);
+
+// Submits runs of model `m` (hbDNNInfer: one; hbDNNRoiInfer: one per ROI
+// batch) as a new task (*taskHandle NULL, its handle stored there on
+// success) or appended to the open task *taskHandle, under the control
+// parameters `p`; `fn` names the calling function in messages.
+int32_t submit_to_task(hbDNNTaskHandle_t* taskHandle, const char* fn, Model* m, const std::vector<RunBuffers>& runs,
+                       const hbDNNInferCtrlParam& p);
 
 }  // namespace openbpu::rt::capi
 

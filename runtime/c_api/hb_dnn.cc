@@ -266,19 +266,42 @@ OBPU_API int32_t hbDNNGetOutputTensorProperties(hbDNNTensorProperties* propertie
   return HB_DNN_SUCCESS;
 }
 
+namespace openbpu::rt::capi {
+
 namespace {
 
-int32_t check_ctrl(const hbDNNInferCtrlParam* p, openbpu::rt::CtrlParam* ctrl) {
-  if (p->bpuCoreId < 0) return fail(HB_DNN_INVALID_ARGUMENT, "bpuCoreId must not be negative");
-  if (p->priority < HB_DNN_PRIORITY_LOWEST || p->priority > HB_DNN_PRIORITY_HIGHEST)
-    return fail(HB_DNN_INVALID_ARGUMENT, "priority " + std::to_string(p->priority) + " out of range 0..255");
-  ctrl->core_mask = static_cast<uint32_t>(p->bpuCoreId);
-  ctrl->priority = p->priority;
-  ctrl->custom_id = p->customId;
+int32_t check_ctrl(const hbDNNInferCtrlParam& p, CtrlParam* ctrl) {
+  if (p.bpuCoreId < 0) return fail(HB_DNN_INVALID_ARGUMENT, "bpuCoreId must not be negative");
+  if (p.priority < HB_DNN_PRIORITY_LOWEST || p.priority > HB_DNN_PRIORITY_HIGHEST)
+    return fail(HB_DNN_INVALID_ARGUMENT, "priority " + std::to_string(p.priority) + " out of range 0..255");
+  ctrl->core_mask = static_cast<uint32_t>(p.bpuCoreId);
+  ctrl->priority = p.priority;
+  ctrl->custom_id = p.customId;
   return HB_DNN_SUCCESS;
 }
 
 }  // namespace
+
+int32_t submit_to_task(hbDNNTaskHandle_t* taskHandle, const char* fn, Model* m, const std::vector<RunBuffers>& runs,
+                       const hbDNNInferCtrlParam& p) {
+  std::shared_ptr<Task> task;
+  if (*taskHandle != nullptr) {
+    task = Registry::get().task(*taskHandle);
+    if (!task)
+      return fail(HB_DNN_INVALID_TASK_HANDLE,
+                  std::string(fn) + ": *taskHandle is not a task (set it to NULL for a new task)");
+  }
+  CtrlParam ctrl;
+  const int32_t rc = check_ctrl(p, &ctrl);
+  if (rc != HB_DNN_SUCCESS) return rc;
+  const bool is_new = !task;
+  const Status st = submit_runs(&task, m, runs, ctrl, p.more != 0);
+  if (!st.ok()) return st.code();
+  if (is_new) *taskHandle = Registry::get().add_task(task);
+  return HB_DNN_SUCCESS;
+}
+
+}  // namespace openbpu::rt::capi
 
 OBPU_API int32_t hbDNNInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output, hbDNNTensor const* input,
                             hbDNNHandle_t dnnHandle, hbDNNInferCtrlParam* inferCtrlParam) {
@@ -286,24 +309,15 @@ OBPU_API int32_t hbDNNInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output,
       inferCtrlParam == nullptr)
     return fail(HB_DNN_INVALID_ARGUMENT, "hbDNNInfer: NULL argument");
   OBPU_GET_MODEL("hbDNNInfer", dnnHandle);
-  std::shared_ptr<openbpu::rt::Task> task;
-  if (*taskHandle != nullptr) {
-    task = Registry::get().task(*taskHandle);
-    if (!task) return fail(HB_DNN_INVALID_TASK_HANDLE, "hbDNNInfer: *taskHandle is not a task (set it to NULL for a new task)");
-  }
-  openbpu::rt::CtrlParam ctrl;
-  int32_t rc = check_ctrl(inferCtrlParam, &ctrl);
-  if (rc != HB_DNN_SUCCESS) return rc;
-  std::vector<openbpu::rt::IoBuffer> ins(m->inputs.size()), outs(m->outputs.size());
-  for (size_t i = 0; i < ins.size(); ++i)
-    if ((rc = to_io(input[i], "input", i, &ins[i])) != HB_DNN_SUCCESS) return rc;
-  for (size_t i = 0; i < outs.size(); ++i)
-    if ((rc = to_io((*output)[i], "output", i, &outs[i])) != HB_DNN_SUCCESS) return rc;
-  const bool is_new = !task;
-  const Status st = openbpu::rt::submit_run(&task, m.get(), ins, outs, ctrl, inferCtrlParam->more != 0);
-  if (!st.ok()) return st.code();
-  if (is_new) *taskHandle = Registry::get().add_task(task);
-  return HB_DNN_SUCCESS;
+  std::vector<openbpu::rt::RunBuffers> run(1);
+  run[0].inputs.resize(m->inputs.size());
+  run[0].outputs.resize(m->outputs.size());
+  int32_t rc = HB_DNN_SUCCESS;
+  for (size_t i = 0; i < run[0].inputs.size(); ++i)
+    if ((rc = to_io(input[i], "input", i, &run[0].inputs[i])) != HB_DNN_SUCCESS) return rc;
+  for (size_t i = 0; i < run[0].outputs.size(); ++i)
+    if ((rc = to_io((*output)[i], "output", i, &run[0].outputs[i])) != HB_DNN_SUCCESS) return rc;
+  return submit_to_task(taskHandle, "hbDNNInfer", m.get(), run, *inferCtrlParam);
 }
 
 OBPU_API int32_t hbDNNSetTaskDoneCb(hbDNNTaskHandle_t taskHandle, hbDNNTaskDoneCb cb, void* userdata) {

@@ -47,13 +47,18 @@ Status check_steps(const RoiBox& roi, int32_t dst_h, int32_t dst_w, int32_t div,
 
 }  // namespace
 
+ResizerLimits resizer_limits(const std::string& march) {
+  if (march == "bernoulli2") return ResizerLimits{16, 255};
+  return ResizerLimits{};
+}
+
 int64_t resizer_step(int32_t src_len, int32_t dst_len) {
   if (dst_len <= 1) return 0;
   return ((static_cast<int64_t>(src_len) - 1) * kOne + (dst_len - 1) / 2) / (dst_len - 1);
 }
 
 Status check_roi(const RoiBox& roi, int32_t image_h, int32_t image_w, int32_t dst_h, int32_t dst_w, bool nv12,
-                 const std::string& what) {
+                 const ResizerLimits& limits, const std::string& what) {
   const std::string frame = std::to_string(image_w) + "x" + std::to_string(image_h);
   if (image_h < 2 || image_w < 2 || image_h > kResizerMaxSide || image_w > kResizerMaxSide)
     return error(kInvalidArgument, what + ": the frame is " + frame + ", the resizer takes 2x2 to " +
@@ -67,6 +72,12 @@ Status check_roi(const RoiBox& roi, int32_t image_h, int32_t image_w, int32_t ds
   if (roi.left % 2 != 0 || roi.top % 2 != 0 || roi.right % 2 != 1 || roi.bottom % 2 != 1)
     return error(kInvalidArgument, what + ": roi " + roi_text(roi) +
                                        ": left and top must be even, right and bottom odd (even width and height)");
+  if (std::min(roi.width(), roi.height()) < limits.min_roi_side ||
+      std::max(roi.width(), roi.height()) > limits.max_roi_side)
+    return error(kInvalidArgument, what + ": roi " + roi_text(roi) + " is " + std::to_string(roi.width()) + "x" +
+                                       std::to_string(roi.height()) + ", this resizer takes ROI sides " +
+                                       std::to_string(limits.min_roi_side) + " to " +
+                                       std::to_string(limits.max_roi_side));
   OBPU_RETURN_IF_ERROR(check_steps(roi, dst_h, dst_w, 1, what, "Y"));
   if (nv12) OBPU_RETURN_IF_ERROR(check_steps(roi, dst_h, dst_w, 2, what, "UV"));
   return Status::Ok();

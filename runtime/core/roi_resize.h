@@ -39,6 +39,18 @@ struct RoiBox {
 // 4096 pixels, steps up to 262143 (a ROI side at most about 4x the input's).
 inline constexpr int32_t kResizerMaxSide = 4096;
 inline constexpr int64_t kResizerMaxStep = 262143;
+// A frame's row stride (libdnn 1.x: the alignedShape W of the frame
+// tensor): the frame's width (tight rows) or a multiple of 16 up to this.
+inline constexpr int64_t kResizerMaxRowStride = 131072;
+inline constexpr int64_t kResizerRowAlign = 16;
+
+// The ROI sides a march's resizer takes: RDK X3 (bernoulli2) 16..255, the
+// others (Ultra's documented rule, also used for X5 and the UCP marches)
+// 2..4096. HBDNN_API.md 9.9.
+struct ResizerLimits {
+  int32_t min_roi_side = 2, max_roi_side = kResizerMaxSide;
+};
+ResizerLimits resizer_limits(const std::string& march);
 
 // The 16.16 step from src_len source pixels to dst_len output pixels.
 int64_t resizer_step(int32_t src_len, int32_t dst_len);
@@ -46,10 +58,11 @@ int64_t resizer_step(int32_t src_len, int32_t dst_len);
 // Whether `roi` may be resized from an image_h x image_w frame to a dst_h x
 // dst_w input (nv12: the UV plane's steps too): the frame even-sized (NV12)
 // and at most 4096 x 4096; the ROI inside it with even left and top and odd
-// right and bottom (even width and height); every step at most
-// kResizerMaxStep. kInvalidArgument naming `what` and the broken rule.
+// right and bottom (even width and height), its sides within `limits`;
+// every step at most kResizerMaxStep. kInvalidArgument naming `what` and
+// the broken rule.
 Status check_roi(const RoiBox& roi, int32_t image_h, int32_t image_w, int32_t dst_h, int32_t dst_w, bool nv12,
-                 const std::string& what);
+                 const ResizerLimits& limits, const std::string& what);
 
 // One plane: the crop of w x h pixels at (x0, y0) of `src` (row stride
 // src_stride bytes, ch interleaved channels) to dst_h x dst_w pixels of dst

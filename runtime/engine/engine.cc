@@ -470,7 +470,7 @@ Status bind_image_input(Run& run, uint32_t idx, const IoBuffer& u, const std::st
       return error(kInvalidArgument, what + ": a ROI was given, but the input was not compiled with input_source "
                                             "resizer");
     OBPU_RETURN_IF_ERROR(check_roi(u.roi, u.image_h, u.image_w, static_cast<int32_t>(model_h),
-                                   static_cast<int32_t>(model_w), in.nv12, what));
+                                   static_cast<int32_t>(model_w), in.nv12, resizer_limits(m.march), what));
   }
   // The buffer holds the model's image, or a resizer input's whole frame.
   const int64_t h = u.resizer ? u.image_h : model_h, w = u.resizer ? u.image_w : model_w;
@@ -673,43 +673,69 @@ static int run_cores(const Model& model, uint32_t core_mask) {
 
 Status submit_run(std::shared_ptr<Task>* task, Model* model, const std::vector<IoBuffer>& inputs,
                   const std::vector<IoBuffer>& outputs, const CtrlParam& ctrl, bool more) {
+  return submit_runs(task, model, {RunBuffers{inputs, outputs}}, ctrl, more);
+}
+
+// Whether `t` (an open task, or none) can take `count` more runs of `model`.
+static Status check_append(Task* t, const Model& model, size_t count) {
+  size_t have = 0;
+  if (t != nullptr) {
+    std::lock_guard<std::mutex> lk(t->mu);
+    have = t->runs.size();
+    if (t->state != Task::State::kOpen)
+      return error(kApiUseError, "cannot append to a task that was submitted without the 'more' flag");
+    if (t->device != model.device) return error(kInvalidArgument, "models of a task must share the device");
+  }
+  if (have + count > static_cast<size_t>(kMaxRunsPerTask))
+    return error(kTaskBatchSizeExceedLimit, "a task chains at most " + std::to_string(kMaxRunsPerTask) +
+                                                " runs (it has " + std::to_string(have) + ", this call adds " +
+                                                std::to_string(count) + ")");
+  return Status::Ok();
+}
+
+Status submit_runs(std::shared_ptr<Task>* task, Model* model, const std::vector<RunBuffers>& runs,
+                   const CtrlParam& ctrl, bool more) {
   Engine& engine = Engine::get();
-  if (inputs.size() != model->inputs.size() || outputs.size() != model->outputs.size())
-    return error(kInvalidArgument, "model '" + model->name + "' takes " + std::to_string(model->inputs.size()) +
-                                       " inputs and " + std::to_string(model->outputs.size()) + " outputs");
+  for (const RunBuffers& b : runs)
+    if (b.inputs.size() != model->inputs.size() || b.outputs.size() != model->outputs.size())
+      return error(kInvalidArgument, "model '" + model->name + "' takes " + std::to_string(model->inputs.size()) +
+                                         " inputs and " + std::to_string(model->outputs.size()) + " outputs");
   if (ctrl.priority < 0 || ctrl.priority > 255)
     return error(kInvalidArgument, "priority " + std::to_string(ctrl.priority) + " out of range 0..255");
   OBPU_RETURN_IF_ERROR(check_core_mask(*model->device, ctrl.core_mask));
   std::shared_ptr<Task> t = *task;
-  if (t) {
-    std::lock_guard<std::mutex> lk(t->mu);
-    if (t->state != Task::State::kOpen)
-      return error(kApiUseError, "cannot append to a task that was submitted without the 'more' flag");
-    if (t->runs.size() >= static_cast<size_t>(kMaxRunsPerTask))
-      return error(kTaskBatchSizeExceedLimit, "a task chains at most " + std::to_string(kMaxRunsPerTask) + " runs");
-    if (t->device != model->device) return error(kInvalidArgument, "models of a task must share the device");
+  OBPU_RETURN_IF_ERROR(check_append(t.get(), *model, runs.size()));
+  // Each run is counted against the pack first: a release of the pack
+  // racing this call either happens before (the model is gone) or is refused.
+  std::vector<Run> made;
+  Status st;
+  for (size_t i = 0; i < runs.size() && st.ok(); ++i) {
+    if (!model->pack->add_task()) {
+      st = error(kInvalidDnnHandle, "model '" + model->name + "': its pack was released");
+      break;
+    }
+    made.emplace_back();
+    st = make_run(model, runs[i].inputs, runs[i].outputs, &made.back());
   }
-  // Counted against the pack first: a release of the pack racing this call
-  // either happens before (the model is gone) or is refused.
-  if (!model->pack->add_task())
-    return error(kInvalidDnnHandle, "model '" + model->name + "': its pack was released");
-  Run run;
-  Status st = make_run(model, inputs, outputs, &run);
   if (st.ok() && !t) st = engine.admit_new();
   if (!st.ok()) {
-    model->arenas->release(run.arena);
-    model->pack->remove_task();
+    for (Run& r : made) {
+      model->arenas->release(r.arena);
+      model->pack->remove_task();
+    }
     return st;
   }
-  run.bpu_cores = run_cores(*model, ctrl.core_mask);
   if (!t) {
     t = std::make_shared<Task>();
     t->ctrl = ctrl;
     t->device = model->device;
   }
-  pin_buffers(inputs, &run);
-  pin_buffers(outputs, &run);
-  t->runs.push_back(std::move(run));
+  for (size_t i = 0; i < made.size(); ++i) {
+    made[i].bpu_cores = run_cores(*model, ctrl.core_mask);
+    pin_buffers(runs[i].inputs, &made[i]);
+    pin_buffers(runs[i].outputs, &made[i]);
+    t->runs.push_back(std::move(made[i]));
+  }
   *task = t;
   if (!more) engine.start(t);
   return Status::Ok();

@@ -125,6 +125,17 @@ class Task;
 Status submit_run(std::shared_ptr<Task>* task, Model* model, const std::vector<IoBuffer>& inputs,
                   const std::vector<IoBuffer>& outputs, const CtrlParam& ctrl, bool more);
 
+// The buffers of one run of a model.
+struct RunBuffers {
+  std::vector<IoBuffer> inputs, outputs;
+};
+
+// submit_run for several runs of one model (hbDNNRoiInfer: one run per ROI
+// batch), all or nothing: every run is bound and checked before any is
+// appended, and together they count against the runs a task may chain.
+Status submit_runs(std::shared_ptr<Task>* task, Model* model, const std::vector<RunBuffers>& runs,
+                   const CtrlParam& ctrl, bool more);
+
 // Closes an open task (every run appended with `more`) and starts it with
 // `ctrl` (the UCP API's submit). kApiUseError when it is not open.
 Status start_task(const std::shared_ptr<Task>& task, const CtrlParam& ctrl);

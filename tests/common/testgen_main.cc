@@ -46,12 +46,16 @@ int main(int argc, char** argv) {
   const auto x2 = tiny2.random_input(6);
   Nv12Classifier cls;
   const auto cls_bin = cls.build();
+  // Its resizer twin (same weights, input_source resizer: hbDNNRoiInfer).
+  Nv12Classifier cls_resizer_x3 = cls;
+  cls_resizer_x3.resizer = true;
   MobileNetV1 mbv1;
   bool ok = write_vec(dir + "/tiny_cnn.bin", tiny_bin) && write_vec(dir + "/tiny_cnn_input.bin", x) &&
             write_vec(dir + "/tiny_cnn_expected.bin", tiny.expected(x)) &&
             write_vec(dir + "/tiny_cnn_b.bin", tiny2_bin) && write_vec(dir + "/tiny_cnn_b_input.bin", x2) &&
             write_vec(dir + "/tiny_cnn_b_expected.bin", tiny2.expected(x2)) &&
             write_vec(dir + "/nv12_classifier.bin", cls_bin) &&
+            write_vec(dir + "/nv12_classifier_resizer.bin", cls_resizer_x3.build()) &&
             write_vec(dir + "/packed.bin", pack_models({tiny_bin, tiny2_bin, cls_bin})) &&
             write_vec(dir + "/mobilenetv1_224x224_nv12.bin", mbv1.build());
   // The same models as .hbm files of the UCP generation (nash-e).
