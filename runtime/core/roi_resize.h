@@ -3,8 +3,8 @@
 // `input_source: resizer` -- crop a region of interest out of a whole NV12
 // (or gray) frame in memory and scale it bilinearly to the model's input
 // size -- and the limits a ROI must meet. The one home of this rule for both
-// API generations (the UCP runtime's Y + UV + roi inputs; docs/ucp.md,
-// section "Resizer inputs", states it in words).
+// API generations (libdnn 1.x hbDNNRoiInfer, the UCP runtime's Y + UV + roi
+// inputs); docs/numerics.md section 19 states it in words.
 //
 // The rule, per plane (Y: one channel; UV: two interleaved channels, the ROI
 // halved), each axis on its own, in 16.16 fixed point:

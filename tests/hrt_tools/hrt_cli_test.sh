@@ -238,6 +238,54 @@ infer_png)
   error_is "image file 'img.png' given for input\[0\] 'data' of type HB_DNN_TENSOR_TYPE_F32"
   ;;
 
+infer_roi)
+  # Resizer .bin (testgen's nv12_classifier with input_source resizer):
+  # a 160x90 PNG frame (its NV12 by hrt_make_test_image, no resize) and one
+  # ROI per run through hbDNNRoiInfer.
+  $EMU "$PNG_HELPER" frame.png frame_nv12.bin 160 90 160 90 || fail "hrt_make_test_image failed"
+  run ok infer --model_file="$DATA/nv12_classifier_resizer.bin" --input_file=frame.png \
+    --roi_infer --roi=10,20,41,51 --enable_dump
+  count out.txt '^Infer time: [0-9]+\.[0-9]+ ms$' 1
+  same model_infer_input_0_data.bin frame_nv12.bin
+  # A ROI of the model's size is the frame's pixels: the pyramid twin on
+  # that crop (cut here with dd: 32 Y rows at (10, 20), 16 UV rows at
+  # (10, 10)) gives the same output.
+  : >crop.bin
+  r=0
+  while [ $r -lt 32 ]; do
+    dd if=frame_nv12.bin bs=1 skip=$(((20 + r) * 160 + 10)) count=32 2>/dev/null >>crop.bin
+    r=$((r + 1))
+  done
+  r=0
+  while [ $r -lt 16 ]; do
+    dd if=frame_nv12.bin bs=1 skip=$((160 * 90 + (10 + r) * 160 + 10)) count=32 2>/dev/null >>crop.bin
+    r=$((r + 1))
+  done
+  mkdir twin
+  run ok infer --model_file="$DATA/nv12_classifier.bin" --input_file=crop.bin --enable_dump --dump_path=twin
+  same twin/model_infer_output_0_prob.bin model_infer_output_0_prob.bin
+  # A scaled ROI (values: api_RoiInfer, converter_e2e_ppocr_cls_resizer).
+  run ok infer --model_file="$DATA/nv12_classifier_resizer.bin" --input_file=frame.png \
+    --roi_infer --roi=0,0,119,89 --enable_cls_post_process
+  count out.txt '^class result: \[id\][0-9], \[score\][0-9]+\.[0-9]+$' 5
+  run ok perf --model_file="$DATA/nv12_classifier_resizer.bin" --input_file=frame.png \
+    --roi_infer --roi=0,0,119,89 --frame_count=20 --thread_num=2
+  PERF_SUMMARY_OK 2 20
+  # Refusals: the tool's (flags) and libdnn's (the ROI rules).
+  run error infer --model_file="$DATA/nv12_classifier_resizer.bin" --input_file=frame.png
+  error_is "input\[0\] 'data' .*is a resizer input: run with --roi_infer=true and --roi"
+  run error infer --model_file="$DATA/nv12_classifier_resizer.bin" --input_file=frame.png \
+    --roi_infer --roi="0,0,31,31;2,2,33,33"
+  error_is "2 ROI\(s\) given, model 'nv12_classifier' has 1 resizer input"
+  run error infer --model_file="$DATA/nv12_classifier_resizer.bin" --input_file=frame.png \
+    --roi_infer --roi=1,4,71,47
+  has err.txt "left and top must be even, right and bottom odd"
+  has err.txt "hbDNNRoiInfer failed for model 'nv12_classifier': invalid argument \(-6000001\)"
+  run error perf --model_file="$DATA/nv12_classifier_resizer.bin" --input_file=frame.png \
+    --roi_infer --roi=0,0,13,31
+  has err.txt "this resizer takes ROI sides 16 to 255"
+  ;;
+
 infer_image_without_opencv)
   : >img.jpg
   run error infer --model_file="$DATA/nv12_classifier.bin" --input_file=img.jpg
