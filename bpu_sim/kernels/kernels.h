@@ -307,6 +307,10 @@ struct OpsIsa {
   // Each returns the number of leading elements it did.
   int64_t (*eltwise_s8)(const EltwiseRowS8& r);
   int64_t (*lut_s8)(const int8_t* in, int8_t* out, int64_t n, const int8_t* table);
+  // out[c] = clamp(max over t < taps of rows[t][c], lo, hi) for c < n;
+  // taps >= 1, lo <= hi within int8.
+  int64_t (*max_s8)(const int8_t* const* rows, int taps, int64_t n, int64_t lo, int64_t hi,
+                    int8_t* out);
 };
 #if defined(__x86_64__)
 const OpsIsa& avx2_ops();
@@ -315,7 +319,7 @@ const OpsIsa& avx512vbmi_ops();  // only where cpu_features().avx512vbmi
 
 // Optimized portable kernels of the other instructions (portable/ops_portable.cc);
 // ops: the instruction set's rows, or nullptr.
-void pool(const isa::Pool& p, const Memory& mem);
+void pool(const isa::Pool& p, const Memory& mem, const OpsIsa* ops);
 void eltwise(const isa::Eltwise& e, const Memory& mem, const OpsIsa* ops);
 void lut(const isa::Lut& l, const Memory& mem, const OpsIsa* ops);
 void resize(const isa::Resize& r, const Memory& mem);

@@ -83,7 +83,7 @@ void check(const char* what, uint32_t seed,
 
 std::vector<int> dims4(Rng& r) {
   return {r.uniform(1, 2), r.uniform(1, 9), r.uniform(1, 9),
-          r.pick<int>({1, 3, 7, 8, 16, 17, 33, 64})};
+          r.pick<int>({1, 3, 7, 8, 16, 17, 33, 64, 100})};
 }
 
 TEST(OptOps, Pool) {

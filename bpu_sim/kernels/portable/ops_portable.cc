@@ -393,8 +393,49 @@ void lut_rows(const isa::Lut& l, const Memory& mem, const OpsIsa* ops) {
 // ---------------------------------------------------------------------------
 // Pool (NHWC, vectors over channels).
 
+// int8 -> int8 max pooling with M = 2^S (the identity) into channels of
+// stride 1: per output pixel the ISA's row takes the maximum of the taps'
+// channel runs and clamps it to [lo, hi]; the scalar loop does the rest.
+// Returns false (nothing written) where it does not apply.
+bool max_pool_rows_s8(const isa::Pool& p, const Memory& mem, int64_t lo, int64_t hi,
+                      const OpsIsa* ops) {
+  constexpr int64_t kMaxTaps = 64;
+  const Strided in = strided(mem, p.in), out = strided(mem, p.out);
+  if (ops == nullptr || ops->max_s8 == nullptr || in.s[3] != 1 || out.s[3] != 1 ||
+      int64_t{p.kernel_h} * p.kernel_w > kMaxTaps)
+    return false;
+  const int64_t ih_n = p.in.dims[1], iw_n = p.in.dims[2], C = p.out.dims[3];
+  const int8_t* rows[kMaxTaps];
+  for (int64_t n = 0; n < p.out.dims[0]; ++n) {
+    for (int64_t oh = 0; oh < p.out.dims[1]; ++oh) {
+      for (int64_t ow = 0; ow < p.out.dims[2]; ++ow) {
+        int taps = 0;
+        for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
+          const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dilation_h;
+          if (ih < 0 || ih >= ih_n) continue;
+          for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+            const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dilation_w;
+            if (iw < 0 || iw >= iw_n) continue;
+            rows[taps++] = reinterpret_cast<const int8_t*>(in.base + n * in.s[0] + ih * in.s[1] +
+                                                           iw * in.s[2]);
+          }
+        }
+        int8_t* op = reinterpret_cast<int8_t*>(out.base + n * out.s[0] + oh * out.s[1] +
+                                               ow * out.s[2]);
+        const int64_t done = taps == 0 ? 0 : ops->max_s8(rows, taps, C, lo, hi, op);
+        for (int64_t c = done; c < C; ++c) {
+          int64_t v = 0;  // no tap inside the image: 0, as the reference
+          for (int t = 0; t < taps; ++t) v = t == 0 || rows[t][c] > v ? rows[t][c] : v;
+          op[c] = static_cast<int8_t>(v < lo ? lo : (v > hi ? hi : v));
+        }
+      }
+    }
+  }
+  return true;
+}
+
 template <class TI, class TO>
-void pool_typed(const isa::Pool& p, const Memory& mem) {
+void pool_typed(const isa::Pool& p, const Memory& mem, const OpsIsa* ops) {
   const Strided in = strided(mem, p.in), out = strided(mem, p.out);
   const int64_t ih_n = p.in.dims[1], iw_n = p.in.dims[2], C = p.out.dims[3];
   const int s = sane_shift(p.shift);
@@ -410,6 +451,8 @@ void pool_typed(const isa::Pool& p, const Memory& mem) {
   // Max pooling over contiguous channels: the maximum in the input type
   // (vectorized), then the requantization; M = 2^S is the identity.
   const bool identity = is_max && s <= 30 && mult == (int64_t{1} << s);
+  if (identity && sizeof(TI) == 1 && sizeof(TO) == 1 && max_pool_rows_s8(p, mem, lo, hi, ops))
+    return;
   if (is_max && cs == static_cast<int64_t>(sizeof(TI))) {
     thread_local std::vector<TI> mv;
     if (mv.size() < static_cast<size_t>(C)) mv.resize(static_cast<size_t>(C));
@@ -690,15 +733,15 @@ void lut(const isa::Lut& l, const Memory& mem, const OpsIsa* ops) {
   ref::lut(l, mem);
 }
 
-void pool(const isa::Pool& p, const Memory& mem) {
+void pool(const isa::Pool& p, const Memory& mem, const OpsIsa* ops) {
   if (p.kernel_h < 1 || p.kernel_w < 1 || p.stride_h < 1 || p.stride_w < 1 || p.dilation_h < 1 ||
       p.dilation_w < 1)
     return;
   const DType i = p.in.dtype, o = p.out.dtype;
-  if (i == DType::kInt8 && o == DType::kInt8) return pool_typed<int8_t, int8_t>(p, mem);
-  if (i == DType::kInt8 && o == DType::kInt16) return pool_typed<int8_t, int16_t>(p, mem);
-  if (i == DType::kInt16 && o == DType::kInt8) return pool_typed<int16_t, int8_t>(p, mem);
-  if (i == DType::kInt16 && o == DType::kInt16) return pool_typed<int16_t, int16_t>(p, mem);
+  if (i == DType::kInt8 && o == DType::kInt8) return pool_typed<int8_t, int8_t>(p, mem, ops);
+  if (i == DType::kInt8 && o == DType::kInt16) return pool_typed<int8_t, int16_t>(p, mem, ops);
+  if (i == DType::kInt16 && o == DType::kInt8) return pool_typed<int16_t, int8_t>(p, mem, ops);
+  if (i == DType::kInt16 && o == DType::kInt16) return pool_typed<int16_t, int16_t>(p, mem, ops);
   ref::pool(p, mem);
 }
 

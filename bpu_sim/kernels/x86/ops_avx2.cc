@@ -18,6 +18,7 @@
 // i = x + 128, for table k the bytes with i - 16k in [0, 15] are looked up
 // (adds_epu8(i - 16k, 0x70) sets bit 7 of every other byte, which vpshufb
 // turns into 0) and the 16 results are or-ed.
+// Max of int8 rows (max pooling): vpmaxsb over the taps, clamp, 32 per store.
 #include <immintrin.h>
 
 #include <cstring>
@@ -115,12 +116,28 @@ int64_t lut_row_avx2(const int8_t* in, int8_t* out, int64_t n, const int8_t* tab
   return i;
 }
 
+int64_t max_row_avx2(const int8_t* const* rows, int taps, int64_t n, int64_t lo, int64_t hi,
+                     int8_t* out) {
+  const __m256i vlo = _mm256_set1_epi8(static_cast<char>(lo)),
+                vhi = _mm256_set1_epi8(static_cast<char>(hi));
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[0] + i));
+    for (int t = 1; t < taps; ++t)
+      m = _mm256_max_epi8(m, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[t] + i)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                        _mm256_min_epi8(_mm256_max_epi8(m, vlo), vhi));
+  }
+  return i;
+}
+
 }  // namespace
 
 const OpsIsa& avx2_ops() {
   static const OpsIsa ops = {
       .eltwise_s8 = eltwise_row_avx2,
       .lut_s8 = lut_row_avx2,
+      .max_s8 = max_row_avx2,
   };
   return ops;
 }
