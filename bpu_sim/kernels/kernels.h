@@ -52,6 +52,14 @@ struct RequantParams {
   int32_t lo, hi;    // output range (activation bounds within the output type)
   bool fits32;       // no residual and every M <= 2^S: the requantized value fits int32
   bool vector_safe;  // false: a channel needs the scalar 128-bit path (S = 63 with residual)
+  const int32_t* s32;  // S as int32
+  // Fused tiles of ConvIsa::fused64 kernels: v = acc*M (+ R*Mr, the int8
+  // residual at res_delta bytes from each output pixel, when rmult) in
+  // 64-bit lanes, (v + 2^(S-1)) >> S arithmetic, clamped to [lo, hi] in
+  // 64 bits; exact for every S <= 62 (|v| < 2^62 + 2^38, so
+  // v + 2^(S-1) < 2^63).
+  bool fused64 = false;
+  intptr_t res_delta = 0;
 };
 
 // Runs of `n` output channels [co0, co0 + n) of npix output pixels (pixel p
@@ -221,6 +229,7 @@ struct ConvIsa {
   const ConvIsa* narrow = nullptr;
   const ConvIsa* narrow16 = nullptr;
   bool sign_abs = false;  // the GEMM takes |x| and sign(w, x): wrong for weights of -128
+  bool fused64 = false;  // gemm_q / gemm2_q / gemv_q honor RequantParams::fused64
 };
 
 // Instruction set parts (defined when compiled in for the target).

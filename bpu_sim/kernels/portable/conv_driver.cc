@@ -264,7 +264,7 @@ struct ConvPlan {
   int dw4_cp = 0;
   size_t flat_bytes = 0, flat_off = 0;  // depthwise 1x1: ConvIsa::dwflat constants in w
   AlignedBuf w;
-  std::vector<int32_t> bias, mult, rmult, m_odd, rm_odd, r32, sh32;
+  std::vector<int32_t> bias, mult, rmult, m_odd, rm_odd, r32, sh32, s32;
   std::vector<int64_t> c1, s64, off;
   std::vector<int8_t> shift;
   bool has_m128 = false;  // a weight equals -128 (ConvIsa::sign_abs GEMMs are not exact)
@@ -369,6 +369,8 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
   }
   p.r32.assign(cpad, 0);
   p.sh32.assign(cpad, 1);
+  p.s32.assign(cpad, 0);
+  for (int co = 0; co < cout; ++co) p.s32[co] = p.shift[co];
   for (int co = 0; co < cout && !int32_out; ++co) {
     const int s = p.shift[co];
     if (s < 33)
@@ -561,6 +563,7 @@ RequantParams make_rq(const ConvPlan& p, const isa::Conv& c, bool int32_out, boo
   rq.off = p.off.data();
   rq.r32 = p.r32.data();
   rq.sh32 = p.sh32.data();
+  rq.s32 = p.s32.data();
   rq.shift_ge33 = p.s_ge33 && !residual;
   int64_t tmin = INT32_MIN, tmax = INT32_MAX;
   if (c.out.dtype == isa::DType::kInt8) tmin = -128, tmax = 127;
@@ -1317,13 +1320,33 @@ bool in_place_ok(const isa::Conv& c, const Memory& mem, const ConvPlan& p) {
   return end <= reg->size;
 }
 
+// Whether the ISA's fused tiles can requantize in 64-bit lanes
+// (RequantParams::fused64): int8 output, every S <= 62, an int8 residual
+// with the output's strides or none.
+bool fusable64(const ConvIsa& isa, const isa::Conv& c, const ConvPlan& p, bool residual) {
+  if (!isa.fused64 || p.has_s63 || c.out.dtype != isa::DType::kInt8) return false;
+  if (!residual) return true;
+  if (c.residual.dtype != isa::DType::kInt8) return false;
+  for (int k = 0; k < 4; ++k)
+    if (c.residual.strides[k] != c.out.strides[k]) return false;
+  return true;
+}
+
 void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const ConvPlan& p,
-               const RequantParams& rq, bool residual, bool transposed) {
+               const RequantParams& rq_in, bool residual, bool transposed) {
   const Geometry g = geometry(c);
+  RequantParams rq = rq_in;
+  if ((residual || !rq.shift_ge33) && fusable64(isa, c, p, residual)) {
+    rq.fused64 = true;
+    // (addresses as integers: the residual and the output may be different buffers)
+    if (residual)
+      rq.res_delta = static_cast<intptr_t>(reinterpret_cast<uintptr_t>(mem.ptr(c.residual)) -
+                                           reinterpret_cast<uintptr_t>(mem.ptr(c.out)));
+  }
   // Requantization in the tile kernel: int8 output with channel stride 1,
-  // no residual, every S >= 33.
+  // and every S >= 33 without a residual, or the ISA's 64-bit form.
   const bool fused = isa.gemm_q != nullptr && c.out.dtype == isa::DType::kInt8 &&
-                     c.out.strides[3] == 1 && !residual && rq.shift_ge33;
+                     c.out.strides[3] == 1 && (rq.fused64 || (!residual && rq.shift_ge33));
   GemmRun r{isa, c, p, rq, g, residual, transposed, fused,
             c.out.strides[3] == 1 && (!residual || c.residual.strides[3] == 1)};
   r.es = isa.esize;

@@ -56,6 +56,18 @@ inline __m512i srav16(__m512i a, __m512i s) {
 #endif
 }
 
+// The first `valid` (<= 16) of 16 int8 residuals as int32, zero past them.
+inline __m512i load_res16(const int8_t* p, int valid) {
+#if defined(OPENBPU_KERNELS_SIMDE)  // Debian's SIMDe has neither intrinsic below
+  alignas(64) int32_t t[16];
+  for (int i = 0; i < 16; ++i) t[i] = i < valid ? p[i] : 0;
+  return _mm512_load_si512(t);
+#else
+  return _mm512_cvtepi8_epi32(
+      _mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << valid) - 1), p));
+#endif
+}
+
 // floor((acc*M + 2^(S-1)) / 2^S) for 16 channels from co, every S >= 33:
 // the high halves of the even and odd products merged by one vpermt2d, and
 // the odd lanes moved down by vpermd, both on the shuffle port, which the
@@ -67,6 +79,45 @@ inline __m512i rq_ge33(__m512i acc, const RequantParams& q, int co) {
   const __m512i o = _mm512_mul_epi32(_mm512_permutexvar_epi32(odd_down, acc), ld16(q.m_odd + co));
   const __m512i h = _mm512_permutex2var_epi32(e, hi_halves, o);
   return srav16(_mm512_add_epi32(h, ld16(q.r32 + co)), ld16(q.sh32 + co));
+}
+
+// RequantParams::fused64 for 16 channels from co: v = acc*M (+ R*Mr with
+// res, of which the first `valid` channels are read) in the 64-bit lanes of
+// the even and odd channels, (v + 2^(S-1)) >> S (vpsravq), the clamp in
+// 64 bits, the low halves merged by one vpermt2d.
+inline __m512i rq64(__m512i acc, const RequantParams& q, int co,
+                                                 const int8_t* res, int valid) {
+  const __m512i lo_halves = _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
+  const __m512i odd_down = _mm512_setr_epi32(1, 1, 3, 3, 5, 5, 7, 7, 9, 9, 11, 11, 13, 13, 15, 15);
+  const __m512i low32 = _mm512_set1_epi64(0xFFFFFFFF), one = _mm512_set1_epi64(1);
+  __m512i e = _mm512_mul_epi32(acc, ld16(q.mult + co));
+  __m512i o = _mm512_mul_epi32(_mm512_permutexvar_epi32(odd_down, acc), ld16(q.m_odd + co));
+  if (res != nullptr) {
+    const __m512i r = load_res16(res + co, valid);
+    e = _mm512_add_epi64(e, _mm512_mul_epi32(r, ld16(q.rmult + co)));
+    o = _mm512_add_epi64(
+        o, _mm512_mul_epi32(_mm512_permutexvar_epi32(odd_down, r), ld16(q.rm_odd + co)));
+  }
+  const __m512i s = ld16(q.s32 + co);
+  const __m512i se = _mm512_and_si512(s, low32), so = _mm512_srli_epi64(s, 32);
+  const __m512i lo = _mm512_set1_epi64(q.lo), hi = _mm512_set1_epi64(q.hi);
+  auto round = [&](__m512i v, __m512i sh) __attribute__((always_inline)) {  // 2^(S-1) = (1 << S) >> 1
+#if defined(OPENBPU_KERNELS_SIMDE)  // Debian's SIMDe lacks the 64-bit shifts by lane
+    alignas(64) int64_t tv[8], ts[8];
+    _mm512_store_si512(tv, v);
+    _mm512_store_si512(ts, sh);
+    for (int i = 0; i < 8; ++i) {
+      const int64_t y = (tv[i] + ((int64_t{1} << ts[i]) >> 1)) >> ts[i];
+      tv[i] = y < q.lo ? q.lo : (y > q.hi ? q.hi : y);
+    }
+    (void)one, (void)lo, (void)hi;
+    return _mm512_load_si512(tv);
+#else
+    v = _mm512_add_epi64(v, _mm512_srli_epi64(_mm512_sllv_epi64(one, sh), 1));
+    return _mm512_min_epi64(_mm512_max_epi64(_mm512_srav_epi64(v, sh), lo), hi);
+#endif
+  };
+  return _mm512_permutex2var_epi32(round(e, se), lo_halves, round(o, so));
 }
 
 // Two pixels per 64-byte result: per 128-bit lane L the packs give dwords
@@ -85,10 +136,35 @@ struct StoreQ {
         lo(_mm512_set1_epi8(static_cast<char>(a.rq->lo))),
         hi(_mm512_set1_epi8(static_cast<char>(a.rq->hi))),
         order(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15)) {}
+  // The residual of pixel m's channel 0, or nullptr.
+  const int8_t* res(int m) const {
+    if (q.rmult == nullptr) return nullptr;
+    return reinterpret_cast<const int8_t*>(reinterpret_cast<uintptr_t>(out[m]) +
+                                           static_cast<uintptr_t>(q.res_delta));
+  }
+  // RequantParams::fused64, out of line: GCC 12 inlining it (or the whole
+  // pair as a call) into the tile spilled accumulators through the stack
+  // (the fused 8 x 32 tile had 95 stack accesses, now 6).
+  __attribute__((noinline)) void pair64(int m, int m1, __m512i a0, __m512i a1, __m512i b0,
+                                        __m512i b1) const {
+    // Residual bytes of channels [co, co + n) only (a partial block ends the region).
+    const int v0 = n < 16 ? n : 16, v1 = n < 16 ? 0 : (n < 32 ? n - 16 : 16);
+    const int8_t* ra = res(m);
+    const __m512i pa = _mm512_packs_epi32(rq64(a0, q, co, ra, v0), rq64(a1, q, co + 16, ra, v1));
+    const int8_t* rb = res(m1);
+    const __m512i pb = m1 == m ? pa
+                               : _mm512_packs_epi32(rq64(b0, q, co, rb, v0),
+                                                    rq64(b1, q, co + 16, rb, v1));
+    store(m, m1, pa, pb);
+  }
   void pair(int m, int m1, __m512i a0, __m512i a1, __m512i b0, __m512i b1) const {
+    if (q.fused64) return pair64(m, m1, a0, a1, b0, b1);
     const __m512i pa = _mm512_packs_epi32(rq_ge33(a0, q, co), rq_ge33(a1, q, co + 16));
     const __m512i pb =
         m1 == m ? pa : _mm512_packs_epi32(rq_ge33(b0, q, co), rq_ge33(b1, q, co + 16));
+    store(m, m1, pa, pb);
+  }
+  void store(int m, int m1, __m512i pa, __m512i pb) const {
     __m512i b = _mm512_permutexvar_epi32(order, _mm512_packs_epi16(pa, pb));
     b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
     if (n == kNr) {
@@ -320,6 +396,7 @@ const ConvIsa& OPENBPU_VNNI_ISA() {
       .gemv_q = gemv_k4_vnni<true>,
       OPENBPU_VNNI_OTHERS,
       .narrow16 = &n16,
+      .fused64 = true,
   };
 #undef OPENBPU_VNNI_OTHERS
   return isa;
