@@ -142,11 +142,9 @@ struct StoreQ {
     return reinterpret_cast<const int8_t*>(reinterpret_cast<uintptr_t>(out[m]) +
                                            static_cast<uintptr_t>(q.res_delta));
   }
-  // RequantParams::fused64, out of line: GCC 12 inlining it (or the whole
-  // pair as a call) into the tile spilled accumulators through the stack
-  // (the fused 8 x 32 tile had 95 stack accesses, now 6).
-  __attribute__((noinline)) void pair64(int m, int m1, __m512i a0, __m512i a1, __m512i b0,
-                                        __m512i b1) const {
+  // RequantParams::fused64 for two pixels (inside tile64 only).
+  __attribute__((always_inline)) void pair64(int m, int m1, __m512i a0, __m512i a1, __m512i b0,
+                                             __m512i b1) const {
     // Residual bytes of channels [co, co + n) only (a partial block ends the region).
     const int v0 = n < 16 ? n : 16, v1 = n < 16 ? 0 : (n < 32 ? n - 16 : 16);
     const int8_t* ra = res(m);
@@ -157,14 +155,30 @@ struct StoreQ {
                                                     rq64(b1, q, co + 16, rb, v1));
     store(m, m1, pa, pb);
   }
-  void pair(int m, int m1, __m512i a0, __m512i a1, __m512i b0, __m512i b1) const {
-    if (q.fused64) return pair64(m, m1, a0, a1, b0, b1);
+  // RequantParams::fused64 for a tile of mr pixels, t[2m] and t[2m + 1] the
+  // 32 accumulators of pixel m: out of line, one call per tile after the
+  // tile stored its accumulators (calls per pixel pair, which clobber every
+  // zmm, cost the residual layers 30 %). The inlined parts (pair, store,
+  // the tile's lambdas) are always_inline: where GCC 12 outlined any of
+  // them the tiles ran up to 2x slower, and with the S >= 33 pair alone
+  // it copied all 16 accumulators between registers in every K iteration
+  // (and stored two to the stack); the K loop is now 16 vpdpbusd, 8
+  // broadcasts, 2 weight loads and the loop counter.
+  __attribute__((noinline)) void tile64(const __m512i* t, int mr) const {
+    for (int m = 0; m < mr; m += 2) {
+      const int m1 = m + 1 < mr ? m + 1 : m;
+      pair64(m, m1, t[2 * m], t[2 * m + 1], t[2 * m1], t[2 * m1 + 1]);
+    }
+  }
+  // Every S >= 33, no residual.
+  __attribute__((always_inline)) void pair(int m, int m1, __m512i a0, __m512i a1, __m512i b0,
+                                          __m512i b1) const {
     const __m512i pa = _mm512_packs_epi32(rq_ge33(a0, q, co), rq_ge33(a1, q, co + 16));
     const __m512i pb =
         m1 == m ? pa : _mm512_packs_epi32(rq_ge33(b0, q, co), rq_ge33(b1, q, co + 16));
     store(m, m1, pa, pb);
   }
-  void store(int m, int m1, __m512i pa, __m512i pb) const {
+  __attribute__((always_inline)) void store(int m, int m1, __m512i pa, __m512i pb) const {
     __m512i b = _mm512_permutexvar_epi32(order, _mm512_packs_epi16(pa, pb));
     b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
     if (n == kNr) {
@@ -211,9 +225,16 @@ inline void gemm_tile(const GemmArgs& a, std::integer_sequence<int, M...>) {
       (mac(M), ...);
     }
   }
+  if (kFused && a.rq->fused64) {  // the accumulators through memory, one call per tile
+    alignas(64) __m512i t[2 * MR];
+    auto keep = [&](int m) { t[2 * m] = acc0[m], t[2 * m + 1] = acc1[m]; };
+    (keep(M), ...);
+    StoreQ(a).tile64(t, MR);
+    return;
+  }
   if (kFused) {
     const StoreQ st(a);
-    auto pair = [&](int m) {
+    auto pair = [&](int m) __attribute__((always_inline)) {
       const int m1 = m + 1 < MR ? m + 1 : m;
       if (m % 2 == 0) st.pair(m, m1, acc0[m], acc1[m], acc0[m1], acc1[m1]);
     };
@@ -268,6 +289,10 @@ void gemv_k4_vnni(const GemmArgs& a) {
   for (int v = 0; v < 2; ++v)
     sum[0][v] = _mm512_add_epi32(_mm512_add_epi32(acc[0][v], acc[1][v]),
                                  _mm512_add_epi32(acc[2][v], acc[3][v]));
+  if (kFused && a.rq->fused64) {
+    StoreQ(a).tile64(sum[0], 1);
+    return;
+  }
   if (kFused) {
     StoreQ(a).pair(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
     return;
