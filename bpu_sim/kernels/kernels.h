@@ -320,6 +320,10 @@ struct OpsIsa {
   // taps >= 1, lo <= hi within int8.
   int64_t (*max_s8)(const int8_t* const* rows, int taps, int64_t n, int64_t lo, int64_t hi,
                     int8_t* out);
+  // acc[c] = sum over r < nrows, t < ntaps of rows[r][t * step + c] for c < n
+  // (average pooling; int32: the driver bounds the tap count by 2^23).
+  int64_t (*sum_s8)(const int8_t* const* rows, int nrows, int64_t ntaps, int64_t step, int64_t n,
+                    int32_t* acc);
 };
 #if defined(__x86_64__)
 const OpsIsa& avx2_ops();

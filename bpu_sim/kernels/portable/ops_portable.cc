@@ -434,6 +434,39 @@ bool max_pool_rows_s8(const isa::Pool& p, const Memory& mem, int64_t lo, int64_t
   return true;
 }
 
+// Sums over the in-image taps of output pixel (n, oh, ow) of int8 channels
+// of stride 1 into acc32[0, C) (the ISA's row per kernel row of taps, the
+// channels it leaves by the scalar loop); returns the number of taps.
+int64_t sum_taps_s8(const isa::Pool& p, const Strided& in, int64_t n, int64_t oh, int64_t ow,
+                    int64_t C, const OpsIsa& ops, int32_t* acc32,
+                    std::vector<const int8_t*>& rows) {
+  int64_t kw0 = -1, kw1 = 0;  // the taps inside the image: kw in [kw0, kw1)
+  for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+    const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dilation_w;
+    if (iw < 0 || iw >= p.in.dims[2]) continue;
+    if (kw0 < 0) kw0 = kw;
+    kw1 = kw + 1;
+  }
+  rows.clear();
+  for (int64_t kh = 0; kh < p.kernel_h && kw0 >= 0; ++kh) {
+    const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dilation_h;
+    if (ih < 0 || ih >= p.in.dims[1]) continue;
+    const int64_t iw0 = ow * p.stride_w - p.pad_left + kw0 * p.dilation_w;
+    rows.push_back(reinterpret_cast<const int8_t*>(in.base + n * in.s[0] + ih * in.s[1] +
+                                                   iw0 * in.s[2]));
+  }
+  const int64_t nt = kw1 - kw0, step = p.dilation_w * in.s[2];
+  if (rows.empty()) return 0;
+  const int64_t done = ops.sum_s8(rows.data(), static_cast<int>(rows.size()), nt, step, C, acc32);
+  for (int64_t c = done; c < C; ++c) {
+    int32_t v = 0;
+    for (const int8_t* r : rows)
+      for (int64_t t = 0; t < nt; ++t) v += r[t * step + c];
+    acc32[c] = v;
+  }
+  return static_cast<int64_t>(rows.size()) * nt;
+}
+
 template <class TI, class TO>
 void pool_typed(const isa::Pool& p, const Memory& mem, const OpsIsa* ops) {
   const Strided in = strided(mem, p.in), out = strided(mem, p.out);
@@ -505,11 +538,14 @@ void pool_typed(const isa::Pool& p, const Memory& mem, const OpsIsa* ops) {
   thread_local std::vector<int32_t> acc32v;
   if (sum32 && acc32v.size() < static_cast<size_t>(C)) acc32v.resize(static_cast<size_t>(C));
   int32_t* acc32 = acc32v.data();
+  const bool row_sums = sum32 && ops != nullptr && ops->sum_s8 != nullptr;
+  thread_local std::vector<const int8_t*> sum_rows;
   for (int64_t n = 0; n < p.out.dims[0]; ++n) {
     for (int64_t oh = 0; oh < p.out.dims[1]; ++oh) {
       for (int64_t ow = 0; ow < p.out.dims[2]; ++ow) {
-        int64_t taps = 0;
-        for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
+        int64_t taps =
+            row_sums ? sum_taps_s8(p, in, n, oh, ow, C, *ops, acc32, sum_rows) : 0;
+        for (int64_t kh = 0; kh < p.kernel_h && !row_sums; ++kh) {
           const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dilation_h;
           if (ih < 0 || ih >= ih_n) continue;
           for (int64_t kw = 0; kw < p.kernel_w; ++kw) {

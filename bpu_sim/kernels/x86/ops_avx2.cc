@@ -19,6 +19,7 @@
 // (adds_epu8(i - 16k, 0x70) sets bit 7 of every other byte, which vpshufb
 // turns into 0) and the 16 results are or-ed.
 // Max of int8 rows (max pooling): vpmaxsb over the taps, clamp, 32 per store.
+// Sums of int8 rows (average pooling): 8 channels widened to int32 per add.
 #include <immintrin.h>
 
 #include <cstring>
@@ -131,6 +132,20 @@ int64_t max_row_avx2(const int8_t* const* rows, int taps, int64_t n, int64_t lo,
   return i;
 }
 
+int64_t sum_row_avx2(const int8_t* const* rows, int nrows, int64_t ntaps, int64_t step,
+                     int64_t n, int32_t* acc) {
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8) {
+    __m256i v = _mm256_setzero_si256();
+    for (int r = 0; r < nrows; ++r) {
+      const int8_t* p = rows[r] + c;
+      for (int64_t t = 0; t < ntaps; ++t, p += step) v = _mm256_add_epi32(v, load8x8(p));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c), v);
+  }
+  return c;
+}
+
 }  // namespace
 
 const OpsIsa& avx2_ops() {
@@ -138,6 +153,7 @@ const OpsIsa& avx2_ops() {
       .eltwise_s8 = eltwise_row_avx2,
       .lut_s8 = lut_row_avx2,
       .max_s8 = max_row_avx2,
+      .sum_s8 = sum_row_avx2,
   };
   return ops;
 }

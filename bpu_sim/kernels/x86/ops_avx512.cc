@@ -130,6 +130,23 @@ int64_t max_row_avx512(const int8_t* const* rows, int taps, int64_t n, int64_t l
   return n;
 }
 
+// Sums of int8 rows (average pooling): 16 channels widened to int32 per
+// add, the last 1-15 masked.
+int64_t sum_row_avx512(const int8_t* const* rows, int nrows, int64_t ntaps, int64_t step,
+                       int64_t n, int32_t* acc) {
+  for (int64_t c = 0; c < n; c += 16) {
+    const __mmask16 m = n - c >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - c)) - 1);
+    __m512i v = _mm512_setzero_si512();
+    for (int r = 0; r < nrows; ++r) {
+      const int8_t* p = rows[r] + c;
+      for (int64_t t = 0; t < ntaps; ++t, p += step)
+        v = _mm512_add_epi32(v, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, p)));
+    }
+    _mm512_mask_storeu_epi32(acc + c, m, v);
+  }
+  return n;
+}
+
 }  // namespace
 
 const OpsIsa& avx512vbmi_ops() {
@@ -137,6 +154,7 @@ const OpsIsa& avx512vbmi_ops() {
       .eltwise_s8 = eltwise_row_avx512,
       .lut_s8 = lut_row_vbmi,
       .max_s8 = max_row_avx512,
+      .sum_s8 = sum_row_avx512,
   };
   return ops;
 }
