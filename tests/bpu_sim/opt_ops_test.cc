@@ -14,10 +14,51 @@
 #include <utility>
 #include <vector>
 
+#include "bpu_sim/kernels/kernels.h"
 #include "tests/bpu_sim/opt_test_util.h"
+
+#if defined(OPENBPU_TEST_SIMDE_VBMI)
+namespace openbpu::sim::kern {
+const OpsIsa& avx512vbmi_emulated_ops();  // opt_ops_simde.cc
+}  // namespace openbpu::sim::kern
+#endif
 
 namespace openbpu::sim::test {
 namespace {
+
+#if defined(OPENBPU_TEST_SIMDE_VBMI)
+// The portable table with the AVX-512 VBMI rows built against SIMDe: they
+// run here on CPUs without AVX-512 VBMI too.
+void pool_vbmi_emulated(const isa::Pool& p, const Memory& m) {
+  kern::pool(p, m, &kern::avx512vbmi_emulated_ops());
+}
+void eltwise_vbmi_emulated(const isa::Eltwise& e, const Memory& m) {
+  kern::eltwise(e, m, &kern::avx512vbmi_emulated_ops());
+}
+void lut_vbmi_emulated(const isa::Lut& l, const Memory& m) {
+  kern::lut(l, m, &kern::avx512vbmi_emulated_ops());
+}
+const KernelTable* vbmi_emulated_table() {
+  static const KernelTable t = [] {
+    KernelTable k = *find_kernels("portable");
+    k.name = "avx512vbmi-rows-simde";
+    k.pool = pool_vbmi_emulated;
+    k.eltwise = eltwise_vbmi_emulated;
+    k.lut = lut_vbmi_emulated;
+    return k;
+  }();
+  return &t;
+}
+#endif
+
+// Every usable table, and the SIMDe build of the AVX-512 rows where there is one.
+std::vector<const KernelTable*> tables_under_test() {
+  std::vector<const KernelTable*> t = optimized_tables();
+#if defined(OPENBPU_TEST_SIMDE_VBMI)
+  t.push_back(vbmi_emulated_table());
+#endif
+  return t;
+}
 
 using isa::DType;
 
@@ -62,7 +103,7 @@ void acts(Rng& r, DType out, int32_t* lo, int32_t* hi) {
 void check(const char* what, uint32_t seed,
            const std::function<bool(Rng&, isa::Instruction*, Arena*)>& make) {
   Rng r(seed);
-  const auto tables = optimized_tables();
+  const auto tables = tables_under_test();
   int done = 0, tries = 0;
   while (done < reps() && tries < reps() * 50) {
     ++tries;

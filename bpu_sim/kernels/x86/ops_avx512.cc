@@ -12,9 +12,20 @@
 // (the AVX2 row needs 16 vpshufb per 32).
 // GCC's AVX-512 intrinsics pass _mm512_undefined_* as the unused masked-off
 // source, which -Wuninitialized reports at every use.
+//
+// Built a second time against SIMDe's portable AVX-512 implementation
+// (OPENBPU_KERNELS_SIMDE) so that the tests run these rows on CPUs without
+// AVX-512 VBMI as avx512vbmi_emulated_ops().
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#if defined(OPENBPU_KERNELS_SIMDE)
+#define SIMDE_ENABLE_NATIVE_ALIASES
+#include <simde/x86/avx512.h>
+#else
 #include <immintrin.h>
+#endif
+
+#include <cstring>
 
 #include "bpu_sim/kernels/kernels.h"
 
@@ -30,8 +41,50 @@ struct EltConsts {
   bool mul_hi;
 };
 
+inline __m512i widen16(__m128i v) {  // 16 int8 -> 16 int32
+#if defined(OPENBPU_KERNELS_SIMDE)  // Debian's SIMDe has no _mm512_cvtepi8_epi32
+  alignas(16) int8_t b[16];
+  alignas(64) int32_t w[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(b), v);
+  for (int i = 0; i < 16; ++i) w[i] = b[i];
+  return _mm512_load_si512(w);
+#else
+  return _mm512_cvtepi8_epi32(v);
+#endif
+}
+
+inline __m512i sra16(__m512i a, __m128i count) {
+#if defined(OPENBPU_KERNELS_SIMDE)  // nor _mm512_sra_epi32: two AVX2 halves
+  const __m256i lo = _mm256_sra_epi32(_mm512_castsi512_si256(a), count);
+  const __m256i hi = _mm256_sra_epi32(_mm512_extracti64x4_epi64(a, 1), count);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+#else
+  return _mm512_sra_epi32(a, count);
+#endif
+}
+
+// Masked byte loads / stores of a prefix mask (the rows' tails).
+inline __m512i load_prefix(__mmask64 m, const int8_t* p) {
+#if defined(OPENBPU_KERNELS_SIMDE)  // nor masked byte loads and stores
+  alignas(64) int8_t b[64] = {};
+  std::memcpy(b, p, static_cast<size_t>(__builtin_popcountll(m)));
+  return _mm512_load_si512(b);
+#else
+  return _mm512_maskz_loadu_epi8(m, p);
+#endif
+}
+inline void store_prefix(int8_t* p, __mmask64 m, __m512i v) {
+#if defined(OPENBPU_KERNELS_SIMDE)
+  alignas(64) int8_t b[64];
+  _mm512_store_si512(b, v);
+  std::memcpy(p, b, static_cast<size_t>(__builtin_popcountll(m)));
+#else
+  _mm512_mask_storeu_epi8(p, m, v);
+#endif
+}
+
 inline __m512i load16(const int8_t* p) {  // 16 int8 -> 16 int32
-  return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return widen16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
 inline __m512i round64(__m512i ve, __m512i vo, const EltConsts& k) {
@@ -49,7 +102,7 @@ inline __m512i elt16(const EltwiseRowS8& r, const EltConsts& k, const int8_t* a,
     const __m512i o = _mm512_mul_epi32(_mm512_srli_epi64(p, 32), k.ma);
     if (k.mul_hi) {
       const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e, 32), o);
-      return _mm512_sra_epi32(_mm512_add_epi32(h, k.r32), k.sh32);
+      return sra16(_mm512_add_epi32(h, k.r32), k.sh32);
     }
     return round64(e, o, k);
   }
@@ -107,10 +160,10 @@ int64_t lut_row_vbmi(const int8_t* in, int8_t* out, int64_t n, const int8_t* tab
   }
   if (i < n) {  // the last 1-63 bytes under a mask
     const __mmask64 m = ~uint64_t{0} >> (64 - (n - i));
-    const __m512i idx = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, in + i), flip);
+    const __m512i idx = _mm512_xor_si512(load_prefix(m, in + i), flip);
     const __m512i lo = _mm512_permutex2var_epi8(t0, idx, t1);
     const __m512i hi = _mm512_permutex2var_epi8(t2, idx, t3);
-    _mm512_mask_storeu_epi8(out + i, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi));
+    store_prefix(out + i, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi));
     i = n;
   }
   return i;
@@ -123,9 +176,9 @@ int64_t max_row_avx512(const int8_t* const* rows, int taps, int64_t n, int64_t l
                 vhi = _mm512_set1_epi8(static_cast<char>(hi));
   for (int64_t i = 0; i < n; i += 64) {
     const __mmask64 m = n - i >= 64 ? ~uint64_t{0} : ~uint64_t{0} >> (64 - (n - i));
-    __m512i v = _mm512_maskz_loadu_epi8(m, rows[0] + i);
-    for (int t = 1; t < taps; ++t) v = _mm512_max_epi8(v, _mm512_maskz_loadu_epi8(m, rows[t] + i));
-    _mm512_mask_storeu_epi8(out + i, m, _mm512_min_epi8(_mm512_max_epi8(v, vlo), vhi));
+    __m512i v = load_prefix(m, rows[0] + i);
+    for (int t = 1; t < taps; ++t) v = _mm512_max_epi8(v, load_prefix(m, rows[t] + i));
+    store_prefix(out + i, m, _mm512_min_epi8(_mm512_max_epi8(v, vlo), vhi));
   }
   return n;
 }
@@ -135,21 +188,32 @@ int64_t max_row_avx512(const int8_t* const* rows, int taps, int64_t n, int64_t l
 int64_t sum_row_avx512(const int8_t* const* rows, int nrows, int64_t ntaps, int64_t step,
                        int64_t n, int32_t* acc) {
   for (int64_t c = 0; c < n; c += 16) {
-    const __mmask16 m = n - c >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - c)) - 1);
+    const int64_t k = n - c < 16 ? n - c : 16;
+    const __mmask64 m = ~uint64_t{0} >> (64 - k);
     __m512i v = _mm512_setzero_si512();
     for (int r = 0; r < nrows; ++r) {
       const int8_t* p = rows[r] + c;
       for (int64_t t = 0; t < ntaps; ++t, p += step)
-        v = _mm512_add_epi32(v, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, p)));
+        v = _mm512_add_epi32(v, widen16(_mm512_castsi512_si128(load_prefix(m, p))));
     }
-    _mm512_mask_storeu_epi32(acc + c, m, v);
+    if (k == 16) {
+      _mm512_storeu_si512(acc + c, v);
+    } else {
+      alignas(64) int32_t b[16];
+      _mm512_store_si512(b, v);
+      std::memcpy(acc + c, b, static_cast<size_t>(k) * 4);
+    }
   }
   return n;
 }
 
 }  // namespace
 
+#if defined(OPENBPU_KERNELS_SIMDE)
+const OpsIsa& avx512vbmi_emulated_ops() {
+#else
 const OpsIsa& avx512vbmi_ops() {
+#endif
   static const OpsIsa ops = {
       .eltwise_s8 = eltwise_row_avx512,
       .lut_s8 = lut_row_vbmi,
