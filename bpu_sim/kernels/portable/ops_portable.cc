@@ -393,6 +393,24 @@ void lut_rows(const isa::Lut& l, const Memory& mem, const OpsIsa* ops) {
 // ---------------------------------------------------------------------------
 // Pool (NHWC, vectors over channels).
 
+// Calls f(first channel of the tap) for every tap of output pixel
+// (n, oh, ow) inside the image, in kernel order; returns how many.
+template <class F>
+int64_t for_taps(const isa::Pool& p, const Strided& in, int64_t n, int64_t oh, int64_t ow,
+                 F&& f) {
+  int64_t taps = 0;
+  for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
+    const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dilation_h;
+    if (ih < 0 || ih >= p.in.dims[1]) continue;
+    for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+      const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dilation_w;
+      if (iw < 0 || iw >= p.in.dims[2]) continue;
+      f(in.base + n * in.s[0] + ih * in.s[1] + iw * in.s[2], taps++);
+    }
+  }
+  return taps;
+}
+
 // int8 -> int8 max pooling with M = 2^S (the identity) into channels of
 // stride 1: per output pixel the ISA's row takes the maximum of the taps'
 // channel runs and clamps it to [lo, hi]; the scalar loop does the rest.
@@ -404,22 +422,15 @@ bool max_pool_rows_s8(const isa::Pool& p, const Memory& mem, int64_t lo, int64_t
   if (ops == nullptr || ops->max_s8 == nullptr || in.s[3] != 1 || out.s[3] != 1 ||
       int64_t{p.kernel_h} * p.kernel_w > kMaxTaps)
     return false;
-  const int64_t ih_n = p.in.dims[1], iw_n = p.in.dims[2], C = p.out.dims[3];
+  const int64_t C = p.out.dims[3];
   const int8_t* rows[kMaxTaps];
   for (int64_t n = 0; n < p.out.dims[0]; ++n) {
     for (int64_t oh = 0; oh < p.out.dims[1]; ++oh) {
       for (int64_t ow = 0; ow < p.out.dims[2]; ++ow) {
-        int taps = 0;
-        for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
-          const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dilation_h;
-          if (ih < 0 || ih >= ih_n) continue;
-          for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
-            const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dilation_w;
-            if (iw < 0 || iw >= iw_n) continue;
-            rows[taps++] = reinterpret_cast<const int8_t*>(in.base + n * in.s[0] + ih * in.s[1] +
-                                                           iw * in.s[2]);
-          }
-        }
+        auto keep = [&](const uint8_t* px, int64_t t) {
+          rows[t] = reinterpret_cast<const int8_t*>(px);
+        };
+        const int taps = static_cast<int>(for_taps(p, in, n, oh, ow, keep));
         int8_t* op = reinterpret_cast<int8_t*>(out.base + n * out.s[0] + oh * out.s[1] +
                                                ow * out.s[2]);
         const int64_t done = taps == 0 ? 0 : ops->max_s8(rows, taps, C, lo, hi, op);
@@ -493,25 +504,17 @@ void pool_typed(const isa::Pool& p, const Memory& mem, const OpsIsa* ops) {
     for (int64_t n = 0; n < p.out.dims[0]; ++n) {
       for (int64_t oh = 0; oh < p.out.dims[1]; ++oh) {
         for (int64_t ow = 0; ow < p.out.dims[2]; ++ow) {
-          int64_t taps = 0;
-          for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
-            const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dilation_h;
-            if (ih < 0 || ih >= ih_n) continue;
-            for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
-              const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dilation_w;
-              if (iw < 0 || iw >= iw_n) continue;
-              const uint8_t* px = in.base + n * in.s[0] + ih * in.s[1] + iw * in.s[2];
-              if (taps++ == 0) {
-                std::memcpy(mx, px, static_cast<size_t>(C) * sizeof(TI));
-              } else {
-                for (int64_t c = 0; c < C; ++c) {
-                  TI v;
-                  std::memcpy(&v, px + c * sizeof(TI), sizeof(TI));
-                  mx[c] = v > mx[c] ? v : mx[c];
-                }
+          const int64_t taps = for_taps(p, in, n, oh, ow, [&](const uint8_t* px, int64_t t) {
+            if (t == 0) {
+              std::memcpy(mx, px, static_cast<size_t>(C) * sizeof(TI));
+            } else {
+              for (int64_t c = 0; c < C; ++c) {
+                TI v;
+                std::memcpy(&v, px + c * sizeof(TI), sizeof(TI));
+                mx[c] = v > mx[c] ? v : mx[c];
               }
             }
-          }
+          });
           uint8_t* op = out.base + n * out.s[0] + oh * out.s[1] + ow * out.s[2];
           const int64_t ocs = out.s[3];
           if (taps == 0) {

@@ -22,21 +22,11 @@
 // Built a second time against SIMDe's portable AVX-512 implementation
 // (OPENBPU_KERNELS_SIMDE) so that the tests exercise this code on CPUs
 // without AVX-512 as avx512vnni_emulated_isa().
-// GCC's AVX-512 intrinsics pass _mm512_undefined_* as the unused masked-off
-// source, which -Wuninitialized reports at every use.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#if defined(OPENBPU_KERNELS_SIMDE)
-#define SIMDE_ENABLE_NATIVE_ALIASES
-#include <simde/x86/avx512.h>
-#else
-#include <immintrin.h>
-#endif
-
 #include <cstring>
 #include <utility>
 
 #include "bpu_sim/kernels/kernels.h"
+#include "bpu_sim/kernels/x86/avx512_intrin.h"
 #include "bpu_sim/kernels/x86/dw4_x86.h"
 
 namespace openbpu::sim::kern {

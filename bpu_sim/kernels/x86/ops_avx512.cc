@@ -10,24 +10,14 @@
 // low 7 bits of each byte, once in entries 0-127 and once in 128-255, and
 // bit 7 of the index picks one of the two: 3 instructions per 64 bytes
 // (the AVX2 row needs 16 vpshufb per 32).
-// GCC's AVX-512 intrinsics pass _mm512_undefined_* as the unused masked-off
-// source, which -Wuninitialized reports at every use.
 //
 // Built a second time against SIMDe's portable AVX-512 implementation
 // (OPENBPU_KERNELS_SIMDE) so that the tests run these rows on CPUs without
 // AVX-512 VBMI as avx512vbmi_emulated_ops().
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#if defined(OPENBPU_KERNELS_SIMDE)
-#define SIMDE_ENABLE_NATIVE_ALIASES
-#include <simde/x86/avx512.h>
-#else
-#include <immintrin.h>
-#endif
-
 #include <cstring>
 
 #include "bpu_sim/kernels/kernels.h"
+#include "bpu_sim/kernels/x86/avx512_intrin.h"
 
 namespace openbpu::sim::kern {
 namespace {
