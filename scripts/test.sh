@@ -11,7 +11,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JOBS="${OPENBPU_JOBS:-2}"
 RUNTIME_TESTS='testgen|api_|runtime_|robust|loader|fuzz_replay|hrt|Sched|Threads|ucp|Ucp'
 
-step() { printf '\n==== %s ====\n' "$*"; }
+step() { printf '\n==== %s (%s, %ss) ====\n' "$*" "$(date +%T)" "$SECONDS"; }
 
 step "x86-64 build"
 "$ROOT/scripts/build.sh"

@@ -109,7 +109,7 @@ TEST(NodeInfo, FusedNodesNamesApplyToTheFusedNode) {
       << ::testing::PrintToString(log.warnings);
   EXPECT_NE(CaptureLog::find(log.warnings, {t.name("Identity"), "removed this Identity", "no effect"}), "");
 
-  const CompileOptions co = compile_options(c, *march, t.b.g, Placement{}, CalibrationStats{}, log);
+  const CompileOptions co = compile_options(c, *march, t.b.g, Placement{}, log);
   // ReduceMean's input (the Relu's output) is the fused node's input; its
   // output (the mean) and everything Pow reads and writes are internal.
   EXPECT_EQ(co.int16_values, (std::set<std::string>{t.relu_out, t.ln_out}));
