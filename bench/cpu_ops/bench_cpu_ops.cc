@@ -1,18 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
-// Speed printout (no timing assertions): the convolution / pooling / Gemm
-// stacks of ResNet18 and MobileNetV2 at 224x224, batch 1, float32, one
-// thread - what the converter's calibration runs per image.
+// Float CPU operator benchmark (docs/cpu_ops.md section 3): the convolution /
+// pooling / Gemm stacks of ResNet18 and MobileNetV2 at 224x224, batch 1,
+// float32, one thread - what the converter's calibration runs per image - with
+// the sgemm kernel the CPU selects and with the portable kernel (the peer
+// printed as a ratio in the same run), and sgemm alone.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
-
-#include <gtest/gtest.h>
 
 #include "runtime/cpu_ops/sgemm.h"
 #include "tests/cpu_ops/op_test_util.h"
 
 namespace openbpu::rt::test {
 namespace {
+
+[[noreturn]] void fail(const std::string& what) {
+  std::fprintf(stderr, "bench_cpu_ops: %s\n", what.c_str());
+  std::exit(1);
+}
 
 struct Layer {
   std::string kind;  // "conv", "maxpool", "gap", "gemm", "add"
@@ -79,7 +85,7 @@ Stage make_stage(const Layer& l) {
   for (auto& t : st.ins) in.push_back(t.get());
   for (auto& t : st.outs) out.push_back(t.get());
   const Status s = create(st.def, in, out, &st.kernel);
-  EXPECT_TRUE(s.ok()) << s.message();
+  if (!s.ok()) fail(st.def.op_type + ": " + s.message());
   return st;
 }
 
@@ -130,7 +136,8 @@ std::vector<Layer> mobilenet_v2() {
   return v;
 }
 
-void time_stack(const char* name, const std::vector<Layer>& layers) {
+// Best of 3 frames in seconds; prints the time per layer kind.
+double time_stack(const char* name, const std::vector<Layer>& layers) {
   std::vector<Stage> stages;
   for (const auto& l : layers) stages.push_back(make_stage(l));
   std::map<std::string, double> per_kind;
@@ -146,29 +153,29 @@ void time_stack(const char* name, const std::vector<Layer>& layers) {
       for (auto& t : s.ins) in.push_back(t.get());
       for (auto& t : s.outs) out.push_back(t.get());
       const auto a = std::chrono::steady_clock::now();
-      ASSERT_TRUE(s.kernel->run(tensors(in), tensors(out)).ok());
+      if (!s.kernel->run(tensors(in), tensors(out)).ok()) fail(std::string(name) + ": " + s.def.op_type);
       kinds[s.kind] += std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
     }
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (dt < best) best = dt, per_kind = kinds;
   }
-  printf("[perf] %s (1x3x224x224, sgemm %s): %.1f ms per frame, %.2f GMAC, %.1f GFLOP/s\n", name,
-         sgemm_kernel_name(), best * 1e3, macs * 1e-9, 2 * macs / best * 1e-9);
-  for (const auto& [k, t] : per_kind) printf("[perf]   %-8s %8.2f ms\n", k.c_str(), t * 1e3);
+  std::printf("%s (1x3x224x224, sgemm %s): %.1f ms per frame, %.2f GMAC, %.1f GFLOP/s\n", name,
+              sgemm_kernel_name(), best * 1e3, macs * 1e-9, 2 * macs / best * 1e-9);
+  for (const auto& [k, t] : per_kind) std::printf("  %-8s %8.2f ms\n", k.c_str(), t * 1e3);
+  return best;
 }
 
-TEST(CpuOpsPerf, ResNet18ConvStack) { time_stack("ResNet18", resnet18()); }
-
-TEST(CpuOpsPerf, MobileNetV2ConvStack) { time_stack("MobileNetV2", mobilenet_v2()); }
-
-// The portable micro-kernel (what non-AVX2 x86 and aarch64 boards use).
-TEST(CpuOpsPerf, ResNet18ConvStackGenericKernel) {
+// The stack with the selected sgemm kernel and with the portable one (what
+// non-AVX2 x86 and aarch64 boards use), their ratio measured in the same run.
+void compare_kernels(const char* name, const std::vector<Layer>& layers) {
+  const double selected = time_stack(name, layers);
   sgemm_force_generic(true);
-  time_stack("ResNet18", resnet18());
+  const double generic = time_stack(name, layers);
   sgemm_force_generic(false);
+  std::printf("%s: selected / portable kernel time = %.2f\n\n", name, selected / generic);
 }
 
-TEST(CpuOpsPerf, Sgemm) {
+void bench_sgemm() {
   for (int64_t n : {64, 256, 512, 1024}) {
     std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
     double best = 1e9;
@@ -178,11 +185,19 @@ TEST(CpuOpsPerf, Sgemm) {
       best = std::min(best,
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
-    EXPECT_FLOAT_EQ(c[0], 0.125f * n);
-    printf("[perf] sgemm %4lld^3: %.2f ms, %.1f GFLOP/s\n", static_cast<long long>(n), best * 1e3,
-           2.0 * n * n * n / best * 1e-9);
+    if (c[0] != 0.125f * static_cast<float>(n)) fail("sgemm: wrong result");
+    std::printf("sgemm %4lld^3: %.2f ms, %.1f GFLOP/s\n", static_cast<long long>(n), best * 1e3,
+                2.0 * n * n * n / best * 1e-9);
   }
 }
 
 }  // namespace
 }  // namespace openbpu::rt::test
+
+int main() {
+  using namespace openbpu::rt::test;
+  compare_kernels("ResNet18", resnet18());
+  compare_kernels("MobileNetV2", mobilenet_v2());
+  bench_sgemm();
+  return 0;
+}
