@@ -23,6 +23,7 @@
 #include "converter/quant/calibration.h"
 #include "converter/quant/int16_promotion.h"
 #include "converter/quant/method_search.h"
+#include "converter/quant/qdq_load.h"
 #include "converter/quant/threshold_search.h"
 #include "converter/quant/weight_rounding.h"
 #include "converter/report/report.h"
@@ -35,14 +36,36 @@ namespace openbpu::cvt {
 
 namespace fs = std::filesystem;
 
-bool load_and_prepare(const Config& config, Graph* g, MapperLog& log, std::string* error) {
+namespace {
+
+// calibration_type load: the Q/DQ pairs of the model removed, their
+// thresholds kept.
+bool strip_loaded(const Config& config, Graph* g, QdqModel* qdq, MapperLog& log, std::string* error) {
+  if (qdq == nullptr || config.calibration_parameters.calibration_type != "load") return true;
+  if (!strip_qdq(g, qdq, error)) return false;
+  if (qdq->pairs == 0) {
+    *error = "calibration_type load: the model has no QuantizeLinear/DequantizeLinear pair on an activation "
+             "(load takes the thresholds of a QDQ model, e.g. a quantization-aware training export)";
+    return false;
+  }
+  log.info("calibration_type load: " + std::to_string(qdq->pairs) + " activation QuantizeLinear/DequantizeLinear " +
+           "pairs removed (their scale * 127 is the value's threshold), " + std::to_string(qdq->weights) +
+           " quantized weights dequantized (" + std::to_string(qdq->weights_kept) +
+           " with the scales our max|w| / 127 per output channel rule gives again).");
+  for (const auto& n : qdq->notes) log.info("calibration_type load: " + n);
+  return true;
+}
+
+}  // namespace
+
+bool load_and_prepare(const Config& config, Graph* g, MapperLog& log, std::string* error, QdqModel* qdq) {
   const auto& mp = config.model_parameters;
   if (mp.model_type == "caffe") {
     *error = "model_parameters.caffe_model: Caffe models are not supported yet; convert the model to ONNX";
     return false;
   }
   log.info("Start to parse the onnx model.");
-  if (!onnxio::load_model(mp.onnx_model, g, error)) return false;
+  if (!onnxio::load_model(mp.onnx_model, g, error) || !strip_loaded(config, g, qdq, log, error)) return false;
   log.info("Input ONNX model infomation:");
   log.info("ONNX IR version:          " + std::to_string(g->ir_version));
   log.info("Opset version:            ['ai.onnx v" + std::to_string(g->opset) + "']");
@@ -186,8 +209,14 @@ bool calibrate(const Config& config, const Graph& g, std::vector<Sample>* sample
     *samples = random_calibration(specs, 4, 1234);
     log.info("calibration_type skip: calibrating with random data (for performance evaluation only)");
   } else if (cp.calibration_type == "load") {
-    *err = "calibration_parameters.calibration_type: 'load' needs a QAT model, which is not supported";
-    return false;
+    if (cp.min_output_cosine) {
+      *err = "calibration_parameters.min_output_cosine: calibration_type load has no calibration data to measure "
+             "the accuracy budget on";
+      return false;
+    }
+    *samples = random_calibration(specs, 1, 1234);
+    log.info("calibration_type load: no calibration data; the similarity report uses a random input");
+    return true;
   } else if (!load_calibration(specs, samples, &warnings, err)) {
     return false;
   }
@@ -197,6 +226,19 @@ bool calibrate(const Config& config, const Graph& g, std::vector<Sample>* sample
   FloatExecutor fexec;
   return fexec.prepare(g, err) && collect_stats(fexec, *samples, stats, err,
                                                 [&](size_t d, size_t t) { log.progress(d, t); }, jobs(config));
+}
+
+// calibration_type load: the thresholds of the QDQ model, compiled.
+bool load_stage(const Graph& g, const Placement& pl, const QdqModel& qdq, const CompileOptions& co,
+                CalibrationChoice* best, MapperLog& log, std::string* err) {
+  std::vector<std::string> derived;
+  if (!loaded_thresholds(g, pl, co, qdq, &best->thresholds, &derived, err)) return false;
+  for (const auto& d : derived) log.debug("calibration_type load: threshold of " + d);
+  log.info("calibration_type load: " + std::to_string(best->thresholds.size() - derived.size()) +
+           " thresholds from the model, " + std::to_string(derived.size()) +
+           " taken through data-movement operators from their neighbours.");
+  best->label = "load";
+  return compile(g, pl, best->thresholds, co, &best->model, err);
 }
 
 // *_calibrated_model.onnx: the float model with a QDQ pair on every int8
@@ -354,7 +396,8 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   };
 
   Graph g;
-  if (!load_and_prepare(config, &g, log, &err) ||
+  QdqModel qdq;
+  if (!load_and_prepare(config, &g, log, &err, &qdq) ||
       !save_float_model(g, "_original_float_model.onnx", out, log, &err) || !optimize_stage(&g, out, log, &err))
     return fail(err);
   const Placement pl = place(&g, placement_options(config, *march, g, log));
@@ -388,9 +431,12 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   }
   const auto& cp = config.calibration_parameters;
   CalibrationChoice best;
-  if (!choose_calibration(g, pl, stats, samples, co,
-                          calibration_candidates(cp.calibration_type, cp.max_percentile, co.all_int16),
-                          [&](const std::string& m) { log.debug(m); }, &best, &err, jobs(config)))
+  if (cp.calibration_type == "load" ? !load_stage(g, pl, qdq, co, &best, log, &err)
+                                    : !choose_calibration(g, pl, stats, samples, co,
+                                                          calibration_candidates(cp.calibration_type,
+                                                                                 cp.max_percentile, co.all_int16),
+                                                          [&](const std::string& m) { log.debug(m); }, &best, &err,
+                                                          jobs(config)))
     return fail(err);
   log.info("Select " + best.label + " method.");
   lap("calibration method choice");

@@ -61,7 +61,11 @@ int run_infer(const Config& config, const std::string& model_file,
 
 // Loads the float model with input shapes applied (dynamic dims must be
 // given), preprocess inserted per the config, constants folded.
-bool load_and_prepare(const Config& config, Graph* graph, MapperLog& log, std::string* error);
+// calibration_type load (with `qdq`): the model's Q/DQ pairs removed first
+// (quant/qdq_load.h), their thresholds in *qdq.
+struct QdqModel;
+bool load_and_prepare(const Config& config, Graph* graph, MapperLog& log, std::string* error,
+                      QdqModel* qdq = nullptr);
 
 }  // namespace openbpu::cvt
 

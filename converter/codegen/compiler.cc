@@ -165,4 +165,13 @@ bool compile(const Graph& g, const Placement& placement, const std::map<std::str
   return true;
 }
 
+bool calibrated_values(const Graph& g, const Placement& placement, const CompileOptions& opt,
+                       std::set<std::string>* values, std::string* error) {
+  std::vector<SubgraphPlan> plans;
+  if (!plan_subgraphs(g, placement, FusionOptions{opt.fuse}, &plans, error)) return false;
+  assign_qparams(g, placement, plans, {}, QuantOptions{opt.int32_tail, opt.int16_values, opt.all_int16, opt.int8_values},
+                 values);
+  return true;
+}
+
 }  // namespace openbpu::cvt

@@ -90,6 +90,11 @@ struct CompiledModel {
 bool compile(const Graph& float_graph, const Placement& placement, const std::map<std::string, double>& thresholds,
              const CompileOptions& options, CompiledModel* out, std::string* error);
 
+// The values whose scale the compilation takes from their threshold (the
+// others follow their input's scale, are int32 or constants).
+bool calibrated_values(const Graph& float_graph, const Placement& placement, const CompileOptions& options,
+                       std::set<std::string>* values, std::string* error);
+
 // The BpuSubgraph node's program in attribute form (and back), shared by the
 // ONNX export of the quantized model, its host kernel and the .bin writer.
 void set_program_attrs(const CompiledSubgraph& sg, rt::Attrs* attrs);

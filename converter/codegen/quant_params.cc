@@ -12,18 +12,21 @@ namespace {
 
 class Scales {
  public:
-  Scales(const std::map<std::string, double>& thresholds, const QuantOptions& o) : thr_(thresholds), opt_(o) {}
+  Scales(const std::map<std::string, double>& thresholds, const QuantOptions& o, std::set<std::string>* asked)
+      : thr_(thresholds), opt_(o), asked_(asked) {}
   bool wide(const std::string& v) const {
     return !opt_.int8_values.count(v) && (opt_.all_int16 || opt_.int16_values.count(v) != 0);
   }
   isa::DType dtype(const std::string& v) const { return wide(v) ? isa::DType::kInt16 : isa::DType::kInt8; }
   QParams calibrated(const std::string& v) const {
+    if (asked_ != nullptr) asked_->insert(v);
     return QParams{dtype(v), static_cast<float>(value_scale(thr_, v, wide(v))), {}};
   }
 
  private:
   const std::map<std::string, double>& thr_;
   const QuantOptions& opt_;
+  std::set<std::string>* asked_;
 };
 
 // The rule of the op's unit for one output.
@@ -51,6 +54,8 @@ double value_scale(const std::map<std::string, double>& thresholds, const std::s
   return std::max(t, 1e-8) / static_cast<double>(isa::dtype_range(int16 ? isa::DType::kInt16 : isa::DType::kInt8).hi);
 }
 
+double int8_threshold(double scale) { return scale * static_cast<double>(isa::dtype_range(isa::DType::kInt8).hi); }
+
 bool int32_tail_applies(const Graph& g, const Placement& pl, const Op& op, const std::string& output) {
   if (op.unit->int32_tail == nullptr || !op.residual.empty()) return false;
   if (op.act_min_node >= 0 && g.nodes[static_cast<size_t>(op.act_min_node)].op_type != "Relu") return false;
@@ -68,8 +73,8 @@ QParams int32_tail_params(const Graph& g, const Op& op, float input_scale) {
 std::map<std::string, QParams> assign_qparams(const Graph& g, const Placement& pl,
                                               const std::vector<SubgraphPlan>& plans,
                                               const std::map<std::string, double>& thresholds,
-                                              const QuantOptions& options) {
-  const Scales scales(thresholds, options);
+                                              const QuantOptions& options, std::set<std::string>* calibrated) {
+  const Scales scales(thresholds, options, calibrated);
   std::map<std::string, QParams> q;
   for (const SubgraphPlan& plan : plans)
     for (const Op& op : plan.ops) {

@@ -28,13 +28,18 @@ struct QuantOptions {
 // The scale of value v from its calibrated threshold T (a missing one counts
 // as 1): T / 127, or T / 32767 for an int16 value.
 double value_scale(const std::map<std::string, double>& thresholds, const std::string& v, bool int16);
+// The threshold whose int8 scale (value_scale) is `scale`: scale * 127.
+double int8_threshold(double scale);
 
 // thresholds: calibrated |x| threshold per float value; the scale of an int8
 // (int16) value is T / 127 (T / 32767), a missing threshold counts as 1.
+// `calibrated`, when given, receives every value whose scale comes from its
+// threshold.
 std::map<std::string, QParams> assign_qparams(const Graph& g, const Placement& placement,
                                               const std::vector<SubgraphPlan>& plans,
                                               const std::map<std::string, double>& thresholds,
-                                              const QuantOptions& options);
+                                              const QuantOptions& options,
+                                              std::set<std::string>* calibrated = nullptr);
 
 // The int32 tail rule: an op whose unit allows it (OpUnit::int32_tail), with
 // no residual and no activation but Relu, whose output only the CPU reads,
