@@ -169,13 +169,14 @@ def torch_model(path, work):
                       output_names=["logits"])
 
 
-# The .bin against ONNX Runtime running the QDQ model (bounds from the
-# measured 0.99982 mean / 0.99943 min, docs/converter.md): the int8 pipeline
-# rounds where ONNX Runtime's fake quantization does, with the exporter's
-# thresholds; what remains is PyTorch's weight scales (max/127.5, -128
-# allowed) requantized to ours (max/127) and the BPU's fixed-point
-# requantization. A wrong threshold rule (e.g. scale * 128, or calibrating
-# instead) moves the outputs by a few 1e-4.
+# The .bin against ONNX Runtime running the QDQ model: measured 0.99982
+# mean / 0.99943 min (docs/converter.md). The int8 pipeline rounds where
+# ONNX Runtime's fake quantization does, with the exporter's scales; what
+# remains is PyTorch's weight scales (max/127.5, -128 allowed) requantized to
+# ours (max/127) and the BPU's fixed-point requantization. With every
+# threshold doubled (half the resolution) it measures 0.99946 / 0.99859 and
+# fails; a small change of the rule (scale * 128) is left to the round trip,
+# which catches it bit for bit.
 TORCH_MIN_MEAN, TORCH_MIN_ONE = 0.9995, 0.998
 
 
