@@ -241,15 +241,19 @@ void drop_nodes(Graph* g, const std::set<size_t>& indices) {
 bool is_op(const Node& n, const char* type) { return n.domain.empty() && n.op_type == type; }
 
 // Operators whose output takes its input's scale on the BPU (data movement,
-// max pooling, nearest resize) and the preprocess of an input (its output is
-// the float input): a threshold passes through them both ways. Averages
-// stay within their input's range: it passes forward (PyTorch's quantized
-// average pooling keeps its input's scale too).
+// max pooling, nearest resize), the Relu / constant Clip activations (they
+// commute with the clipping: relu(clip(x, -T, T)) = clip(relu(x), 0, T), so
+// the unfused pre-activation value of optimize_level O0 takes its output's
+// threshold) and the preprocess of an input (its output is the float input):
+// a threshold passes through them both ways. Averages stay within their
+// input's range: it passes forward (PyTorch's quantized average pooling
+// keeps its input's scale too).
 bool passes_threshold(const Node& n, bool forward) {
   if (n.domain == "openbpu" && n.op_type == "Preprocess") return true;
   if (forward && n.domain.empty() && (n.op_type == "AveragePool" || n.op_type == "GlobalAveragePool")) return true;
   const OpUnit* u = find_op_unit(n);
-  return u != nullptr && (u->output_scale == OutputScale::kInput || u->output_scale == OutputScale::kInputIfNearest);
+  return u != nullptr && (u->output_scale == OutputScale::kInput || u->output_scale == OutputScale::kInputIfNearest ||
+                          u->fusion == Fusion::kActivation);
 }
 
 // One sweep of the derivation (forward first, then backward); true if

@@ -207,12 +207,62 @@ def torch_case(args, work):
     if np.mean(cos) < TORCH_MIN_MEAN or np.min(cos) < TORCH_MIN_ONE:
         failures.append("cosine to the QDQ model %.6f / %.6f below %g / %g" % (np.mean(cos), np.min(cos),
                                                                              TORCH_MIN_MEAN, TORCH_MIN_ONE))
+    failures += torch_nv12(args, work, model)
     # hb_compile (J6 yaml, nash-e) takes the same key.
     convert(work, model, "qat_hbm", "  calibration_type: 'load'", march="nash-e", input_name="input",
             shape="1x3x32x32", tool="hb_compile", bin_dir=args.bin)
     if not os.path.isfile(os.path.join(work, "out_qat_hbm", "qat_hbm.hbm")):
         failures.append("hb_compile with calibration_type load wrote no .hbm")
     return failures
+
+
+NV12_YAML = """model_parameters:
+  onnx_model: '{model}'
+  march: 'bernoulli2'
+  output_model_file_prefix: 'nv12'
+  working_dir: '{work}/out_nv12'
+input_parameters:
+  input_name: 'input'
+  input_type_train: 'rgb'
+  input_layout_train: 'NCHW'
+  input_type_rt: 'nv12'
+  input_shape: '1x3x32x32'
+  norm_type: 'data_mean_and_scale'
+  mean_value: '{mean}'
+  scale_value: '{scale}'
+calibration_parameters:
+  calibration_type: 'load'
+"""
+
+
+def torch_nv12(args, work, model):
+    """The same QDQ model with NV12 input and mean/scale on bernoulli2: the
+    input pair's threshold passes to the preprocess output. Reference: ONNX
+    Runtime on the QDQ model fed the image decoded back from NV12 as the
+    simulator decodes it."""
+    with open(os.path.join(work, "nv12.yaml"), "w") as f:
+        f.write(NV12_YAML.format(model=model, work=work, mean=" ".join("%g" % m for m in e2e.IMAGENET_MEAN),
+                                 scale=" ".join("%.9g" % (1 / s) for s in e2e.IMAGENET_STD)))
+    e2e.run([os.path.join(args.bin, "hb_mapper"), "makertbin", "--config", "nv12.yaml", "--model-type", "onnx"],
+            cwd=work)
+    rt, seen = [], []
+    for im in e2e.photos(32, (32, 32), 2):
+        y, uv = e2e.bgr_to_nv12(im[..., ::-1])
+        rt.append(np.concatenate([y.ravel(), uv.ravel()]))
+        seen.append(e2e.normalize(e2e.nv12_to_bgr(y, uv)[..., ::-1], e2e.IMAGENET_MEAN, e2e.IMAGENET_STD))
+    rt_lst, f_lst = write_list(work, "nv12_rt", rt), write_list(work, "nv12_float", seen)
+    e2e.run(["node", e2e.ORT_RUN, model, os.path.join(work, "ort_nv12"), "input=@%s:float32:1x3x32x32" % f_lst])
+    e2e.run([os.path.join(args.bin, "openbpu_run_bin"), os.path.join(work, "out_nv12", "nv12.bin"), rt_lst,
+             os.path.join(work, "run_nv12")])
+    ref, got = outputs(os.path.join(work, "ort_nv12"), 32, ["logits"]), outputs(os.path.join(work, "run_nv12"), 32,
+                                                                                  ["logits"])
+    cos = [e2e.cosine(r[0], g[0]) for r, g in zip(ref, got)]
+    print("QAT QDQ model, NV12 .bin (bernoulli2) vs ONNX Runtime on the QDQ model: mean cosine %.6f, min %.6f "
+          "(bounds %g / %g)" % (np.mean(cos), np.min(cos), TORCH_MIN_MEAN, TORCH_MIN_ONE))
+    if np.mean(cos) < TORCH_MIN_MEAN or np.min(cos) < TORCH_MIN_ONE:
+        return ["NV12: cosine to the QDQ model %.6f / %.6f below %g / %g" % (np.mean(cos), np.min(cos),
+                                                                            TORCH_MIN_MEAN, TORCH_MIN_ONE)]
+    return []
 
 
 # ---------------------------------------------------------------- bad models
