@@ -236,7 +236,7 @@ bool load_stage(const Graph& g, const Placement& pl, const QdqModel& qdq, const 
   for (const auto& d : derived) log.debug("calibration_type load: threshold of " + d);
   log.info("calibration_type load: " + std::to_string(best->thresholds.size() - derived.size()) +
            " thresholds from the model, " + std::to_string(derived.size()) +
-           " taken through data-movement operators from their neighbours.");
+           " taken from their neighbours (through data movement, Relu/Clip, average pools).");
   best->label = "load";
   return compile(g, pl, best->thresholds, co, &best->model, err);
 }
@@ -431,12 +431,11 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   }
   const auto& cp = config.calibration_parameters;
   CalibrationChoice best;
-  if (cp.calibration_type == "load" ? !load_stage(g, pl, qdq, co, &best, log, &err)
-                                    : !choose_calibration(g, pl, stats, samples, co,
-                                                          calibration_candidates(cp.calibration_type,
-                                                                                 cp.max_percentile, co.all_int16),
-                                                          [&](const std::string& m) { log.debug(m); }, &best, &err,
-                                                          jobs(config)))
+  if (cp.calibration_type == "load" && !load_stage(g, pl, qdq, co, &best, log, &err)) return fail(err);
+  if (cp.calibration_type != "load" &&
+      !choose_calibration(g, pl, stats, samples, co,
+                          calibration_candidates(cp.calibration_type, cp.max_percentile, co.all_int16),
+                          [&](const std::string& m) { log.debug(m); }, &best, &err, jobs(config)))
     return fail(err);
   log.info("Select " + best.label + " method.");
   lap("calibration method choice");
