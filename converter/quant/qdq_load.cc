@@ -41,7 +41,8 @@ const Value* constant_input(const Graph& g, const Node& n, size_t k) {
 }
 
 // Scale, zero point, quantized type and axis of a QuantizeLinear or
-// DequantizeLinear node (no zero point: uint8 0, as ONNX says).
+// DequantizeLinear node (no zero point: 0 of uint8, or of the
+// DequantizeLinear's input type, as ONNX says).
 struct QuantSpec {
   std::vector<double> scale;
   std::vector<int64_t> zp;
@@ -59,7 +60,10 @@ bool read_spec(const Graph& g, const Node& n, QuantSpec* p, std::string* error) 
   const bool has_zp = n.inputs.size() > 2 && !n.inputs[2].empty();
   const Value* z = constant_input(g, n, 2);
   if (has_zp && z == nullptr) return fail(error, what(n) + ": the zero point is not a constant");
-  p->type = z != nullptr ? z->elem_type : kUint8;
+  // Without a zero point: QuantizeLinear writes uint8, DequantizeLinear
+  // reads the type of its input.
+  const Value* x = n.op_type == "DequantizeLinear" && !n.inputs.empty() ? g.value(n.inputs[0]) : nullptr;
+  p->type = z != nullptr ? z->elem_type : x != nullptr ? x->elem_type : kUint8;
   p->zp = z != nullptr ? z->to_ints() : std::vector<int64_t>(p->scale.size(), 0);
   if (p->zp.size() != p->scale.size())
     return fail(error, what(n) + ": " + std::to_string(p->zp.size()) + " zero points for " +
@@ -313,9 +317,8 @@ bool loaded_thresholds(const Graph& g, const Placement& pl, const CompileOptions
   }
   if (missing.size() > 5) list += " and " + std::to_string(missing.size() - 5) + " more";
   return fail(error, "no threshold for " + list + ": the model has no QuantizeLinear/DequantizeLinear pair on " +
-                         (missing.size() > 1 ? "them" : "it") + " and none passes to " +
-                         (missing.size() > 1 ? "them" : "it") + " through data-movement operators; add a fake " +
-                         "quantization there, or use another calibration_type");
+                         (missing.size() > 1 ? "them" : "it") + " and none comes from a neighbour (through data movement, " +
+                         "Relu/Clip, average pools); add a fake quantization there, or use another calibration_type");
 }
 
 }  // namespace openbpu::cvt

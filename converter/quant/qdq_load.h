@@ -35,8 +35,9 @@ bool strip_qdq(Graph* g, QdqModel* qdq, std::string* error);
 
 // The thresholds the compilation needs, on the optimized graph: the loaded
 // ones; a value without a pair takes the one of its neighbour through
-// data-movement operators (and the preprocess of an input); a value still
-// without one is an error naming it. `derived` receives "value <- from".
+// data-movement operators, Relu/Clip, average pools (forward) and the
+// preprocess of an input; a value still without one is an error naming it.
+// `derived` receives "value <- from (operator)".
 bool loaded_thresholds(const Graph& g, const Placement& pl, const CompileOptions& co, const QdqModel& qdq,
                        std::map<std::string, double>* thresholds, std::vector<std::string>* derived,
                        std::string* error);

@@ -102,8 +102,10 @@ def roundtrip(args, work):
             % cal_dir, bin_dir=args.bin)
     qdq = os.path.join(work, "out_first", "first_calibrated_model.onnx")
     _, log = convert(work, qdq, "load", "  calibration_type: 'load'", bin_dir=args.bin)
-    failures = [] if re.search(r"calibration_type load: \d+ activation QuantizeLinear/DequantizeLinear pairs", log) \
-        else ["the load log does not count the pairs it removed"]
+    # Every weight of our calibrated model has our scales: its integers are kept.
+    failures = [] if re.search(r"calibration_type load: \d+ activation QuantizeLinear/DequantizeLinear pairs removed "
+                               r".*, (\d+) quantized weights dequantized \(\1 with the scales our", log) \
+        else ["the load log does not say that every weight kept its scales"]
     for p in ("first", "load"):
         e2e.run([os.path.join(args.bin, "openbpu_run_bin"), os.path.join(work, "out_" + p, p + ".bin"), lst,
                  os.path.join(work, "run_" + p)])
@@ -267,8 +269,9 @@ def torch_nv12(args, work, model):
 
 # ---------------------------------------------------------------- bad models
 
-def qdq_model(path, act_scale=(0.05,), act_zp=0, zp_type=None, q_without_dq=False, w_qdq=True, extra_relu=False):
-    """input -> Q/DQ -> Conv(weight DQ of int8) -> [Sigmoid] -> y."""
+def qdq_model(path, act_scale=(0.05,), act_zp=0, zp_type=None, q_without_dq=False, extra_relu=False, out_qdq=False):
+    """input -> Q/DQ -> Conv(weight DQ of int8, bias DQ of int32) -> [Sigmoid] -> y; out_qdq: Conv -> Q/DQ -> y
+    (the output pair's DequantizeLinear writes the model output)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     zt = zp_type or TensorProto.INT8
@@ -278,7 +281,11 @@ def qdq_model(path, act_scale=(0.05,), act_zp=0, zp_type=None, q_without_dq=Fals
              numpy_helper.from_array(np.full(scale.shape if len(act_scale) > 1 else (), act_zp, npz), "z"),
              numpy_helper.from_array(np.random.default_rng(0).integers(-127, 128, (4, 3, 3, 3)).astype(np.int8), "wq"),
              numpy_helper.from_array(np.full(4, 0.01, np.float32), "ws"),
-             numpy_helper.from_array(np.zeros(4, np.int8), "wz")]
+             numpy_helper.from_array(np.zeros(4, np.int8), "wz"),
+             numpy_helper.from_array(np.array([100, -200, 0, 50], np.int32), "bq"),
+             numpy_helper.from_array(np.full(4, 0.0005, np.float32), "bs"),
+             numpy_helper.from_array(np.array(0.1, np.float32), "os"),
+             numpy_helper.from_array(np.array(0, np.int8), "oz")]
     nodes = [helper.make_node("QuantizeLinear", ["input", "s", "z"], ["q"], name="in_q", axis=1)]
     x = "q"
     if not q_without_dq:
@@ -288,9 +295,14 @@ def qdq_model(path, act_scale=(0.05,), act_zp=0, zp_type=None, q_without_dq=Fals
         nodes.append(helper.make_node("Cast", ["q"], ["dq"], name="cast", to=TensorProto.FLOAT))
         x = "dq"
     nodes.append(helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["w"], name="w_dq", axis=0))
-    nodes.append(helper.make_node("Conv", [x, "w"], ["c" if extra_relu else "y"], name="conv", pads=[1] * 4))
+    nodes.append(helper.make_node("DequantizeLinear", ["bq", "bs"], ["b"], name="b_dq", axis=0))
+    nodes.append(helper.make_node("Conv", [x, "w", "b"], ["c" if extra_relu or out_qdq else "y"], name="conv",
+                                  pads=[1] * 4))
     if extra_relu:
         nodes.append(helper.make_node("Sigmoid", ["c"], ["y"], name="sig"))
+    if out_qdq:
+        nodes.append(helper.make_node("QuantizeLinear", ["c", "os", "oz"], ["cq"], name="out_q"))
+        nodes.append(helper.make_node("DequantizeLinear", ["cq", "os", "oz"], ["y"], name="out_dq"))
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 16, 16])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
@@ -315,6 +327,7 @@ def errors(args, work):
     cases = [
         ("good", dict(), None),
         ("uint8_128", dict(act_zp=128, zp_type=TensorProto.UINT8), None),
+        ("output_pair", dict(out_qdq=True), None),
         ("zero_point", dict(act_zp=3), r"QuantizeLinear 'in_q': zero point 3 of int8 \(asymmetric quantization\)"),
         ("uint8_zero_point", dict(act_zp=0, zp_type=TensorProto.UINT8),
          r"QuantizeLinear 'in_q': zero point 0 of uint8 .*128 for uint8"),
@@ -345,6 +358,8 @@ def errors(args, work):
             print("%-18s %s" % (name, "converts" if ok else "FAILED to convert"))
             if not ok:
                 failures.append("%s: the good QDQ model does not convert" % name)
+            elif e2e.onnx_io(os.path.join(out, "m_original_float_model.onnx"))[1] != ["y"]:
+                failures.append("%s: the model output is not 'y' any more" % name)
             continue
         errs = [l for l in log.splitlines() if " ERROR " in l]
         print("%-18s rc=%d %s" % (name, rc, errs[0].split(" ERROR ", 1)[1] if errs else "(no ERROR line)"))
