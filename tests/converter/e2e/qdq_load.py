@@ -54,11 +54,13 @@ compiler_parameters:
 
 
 def convert(work, model, prefix, cal, march="bernoulli2", input_name="x", shape="1x3x48x192", tool="hb_mapper",
-            bin_dir=None, expect_ok=True):
-    """Writes <prefix>.yaml and converts; returns (returncode, log text)."""
+            bin_dir=None, expect_ok=True, edit=lambda y: y):
+    """Writes <prefix>.yaml (edit: a change of the text) and converts;
+    returns (returncode, log text)."""
     yaml = os.path.join(work, prefix + ".yaml")
     with open(yaml, "w") as f:
-        f.write(YAML.format(model=model, march=march, prefix=prefix, work=work, input=input_name, shape=shape, cal=cal))
+        f.write(edit(YAML.format(model=model, march=march, prefix=prefix, work=work, input=input_name, shape=shape,
+                                 cal=cal)))
     exe = os.path.join(bin_dir, tool)
     cmd = [exe, "makertbin", "--config", yaml, "--model-type", "onnx"] if tool == "hb_mapper" else [exe, "--config", yaml]
     r = subprocess.run(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -218,23 +220,13 @@ def torch_case(args, work):
     return failures
 
 
-NV12_YAML = """model_parameters:
-  onnx_model: '{model}'
-  march: 'bernoulli2'
-  output_model_file_prefix: 'nv12'
-  working_dir: '{work}/out_nv12'
-input_parameters:
-  input_name: 'input'
-  input_type_train: 'rgb'
-  input_layout_train: 'NCHW'
-  input_type_rt: 'nv12'
-  input_shape: '1x3x32x32'
-  norm_type: 'data_mean_and_scale'
-  mean_value: '{mean}'
-  scale_value: '{scale}'
-calibration_parameters:
-  calibration_type: 'load'
-"""
+def nv12_yaml(yaml):
+    """The featuremap yaml with NV12 input, mean/scale, optimize_level O0."""
+    norm = ("  norm_type: 'data_mean_and_scale'\n  mean_value: '%s'\n  scale_value: '%s'"
+            % (" ".join("%g" % m for m in e2e.IMAGENET_MEAN), " ".join("%.9g" % (1 / s) for s in e2e.IMAGENET_STD)))
+    return (yaml.replace("input_type_train: 'featuremap'", "input_type_train: 'rgb'")
+            .replace("  input_type_rt: 'featuremap'\n  input_layout_rt: 'NCHW'", "  input_type_rt: 'nv12'")
+            .replace("  norm_type: 'no_preprocess'", norm).replace("optimize_level: 'O3'", "optimize_level: 'O0'"))
 
 
 def torch_nv12(args, work, model):
@@ -242,11 +234,8 @@ def torch_nv12(args, work, model):
     input pair's threshold passes to the preprocess output. Reference: ONNX
     Runtime on the QDQ model fed the image decoded back from NV12 as the
     simulator decodes it."""
-    with open(os.path.join(work, "nv12.yaml"), "w") as f:
-        f.write(NV12_YAML.format(model=model, work=work, mean=" ".join("%g" % m for m in e2e.IMAGENET_MEAN),
-                                 scale=" ".join("%.9g" % (1 / s) for s in e2e.IMAGENET_STD)))
-    e2e.run([os.path.join(args.bin, "hb_mapper"), "makertbin", "--config", "nv12.yaml", "--model-type", "onnx"],
-            cwd=work)
+    convert(work, model, "nv12", "  calibration_type: 'load'", input_name="input", shape="1x3x32x32",
+            bin_dir=args.bin, edit=nv12_yaml)
     rt, seen = [], []
     for im in e2e.photos(32, (32, 32), 2):
         y, uv = e2e.bgr_to_nv12(im[..., ::-1])
