@@ -169,7 +169,7 @@ bool pair_readers(const Graph& g, const Node& q, const QuantSpec& p, std::vector
   for (size_t d : *dqs) {
     const Node& dq = g.nodes[d];
     QuantSpec dp;
-    if (dq.op_type != "DequantizeLinear" || dq.inputs[0] != y)
+    if (dq.op_type != "DequantizeLinear" || dq.inputs[0] != y || dq.outputs.empty())
       return fail(error, what(q) + ": its output '" + y + "' is read by " + what(dq) + ", not by a DequantizeLinear");
     if (!read_spec(g, dq, &dp, error)) return false;
     if (dp.scale != p.scale || dp.zp != p.zp || dp.type != p.type)
