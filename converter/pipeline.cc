@@ -40,8 +40,17 @@ namespace {
 
 // calibration_type load: the Q/DQ pairs of the model removed, their
 // thresholds kept.
+// (Another calibration type on a QDQ model: a warning that its pairs stay
+// fake quantization on the CPU.)
 bool strip_loaded(const Config& config, Graph* g, QdqModel* qdq, MapperLog& log, std::string* error) {
-  if (qdq == nullptr || config.calibration_parameters.calibration_type != "load") return true;
+  if (qdq == nullptr || config.calibration_parameters.calibration_type != "load") {
+    const auto n = std::count_if(g->nodes.begin(), g->nodes.end(),
+                                 [](const Node& x) { return x.domain.empty() && x.op_type == "QuantizeLinear"; });
+    if (n > 0)
+      log.warn("the model has " + std::to_string(n) + " QuantizeLinear nodes: they run on the CPU as fake " +
+               "quantization, splitting the BPU subgraphs; calibration_type load takes their thresholds instead");
+    return true;
+  }
   if (!strip_qdq(g, qdq, error)) return false;
   if (qdq->pairs == 0) {
     *error = "calibration_type load: the model has no QuantizeLinear/DequantizeLinear pair on an activation "

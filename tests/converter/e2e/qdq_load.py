@@ -194,6 +194,12 @@ def torch_case(args, work):
     e2e.run(["node", e2e.ORT_RUN, model, os.path.join(work, "ort"), "input=@%s:float32:1x3x32x32" % lst])
     ref = outputs(os.path.join(work, "ort"), 32, ["logits"])
     failures = []
+    # Without load (the checker): a warning that the pairs stay on the CPU.
+    e2e.run([os.path.join(args.bin, "hb_mapper"), "checker", "--model-type", "onnx", "--model", model, "--march",
+             "bayes-e"], cwd=work)
+    if not re.search(r"WARNING the model has 8 QuantizeLinear nodes: they run on the CPU as fake quantization",
+                     open(os.path.join(work, "hb_mapper_checker.log")).read()):
+        failures.append("hb_mapper checker does not warn about the QDQ pairs")
     _, log = convert(work, model, "qat", "  calibration_type: 'load'", march="bayes-e", input_name="input",
                      shape="1x3x32x32", bin_dir=args.bin)
     for pat in (r"5 activation QuantizeLinear/DequantizeLinear pairs removed", r"3 quantized weights dequantized",
