@@ -9,7 +9,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JOBS="${OPENBPU_JOBS:-2}"
-RUNTIME_TESTS='testgen|api_|runtime_|robust|loader|fuzz_replay|hrt|Sched|Threads|ucp|Ucp'
+RUNTIME_TESTS='testgen|api_|runtime_|robust|loader|fuzz_replay|hrt|Sched|Threads|ucp|Ucp|CpuOpsErrors'
 
 step() { printf '\n==== %s (%s, %ss) ====\n' "$*" "$(date +%T)" "$SECONDS"; }
 
@@ -21,7 +21,7 @@ ctest --test-dir "$ROOT/build" -j "$JOBS" --output-on-failure
 step "ASan + UBSan build of the runtime"
 cmake -S "$ROOT" -B "$ROOT/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DOPENBPU_SANITIZE=address -DOPENBPU_BUILD_CONVERTER=OFF -DOPENBPU_BUILD_BENCH=OFF \
-  -DOPENBPU_WITH_OPENCV=OFF
+  -DOPENBPU_WITH_OPENCV=OFF -DOPENBPU_BUILD_SIM_TESTS=OFF
 cmake --build "$ROOT/build-asan" -j "$JOBS"
 step "ASan + UBSan runtime tests"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -38,7 +38,7 @@ if [ -n "${OPENBPU_TEST_TSAN:-}" ]; then
   step "ThreadSanitizer build of the scheduling tests"
   cmake -S "$ROOT" -B "$ROOT/build-tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DOPENBPU_SANITIZE=thread -DOPENBPU_BUILD_CONVERTER=OFF -DOPENBPU_BUILD_BENCH=OFF \
-    -DOPENBPU_WITH_OPENCV=OFF
+    -DOPENBPU_WITH_OPENCV=OFF -DOPENBPU_BUILD_SIM_TESTS=OFF
   cmake --build "$ROOT/build-tsan" -j "$JOBS"
   step "ThreadSanitizer scheduling and threading tests"
   OPENBPU_SCHED_STRESS_TASKS=500 TSAN_OPTIONS=halt_on_error=1 \
