@@ -21,6 +21,7 @@
 #include "dnn/hb_sys.h"
 #include "runtime/core/roi_resize.h"
 #include "tests/common/test_models.h"
+#include "tests/common/nv12_frame.h"
 
 namespace {
 
@@ -53,18 +54,6 @@ struct Mem {
   Mem& operator=(const Mem&) = delete;
   uint8_t* data() const { return static_cast<uint8_t*>(m.virAddr); }
 };
-
-// An NV12 frame (tight: Y rows, then interleaved UV rows) with gradients
-// and texture, so that resampling errors show.
-std::vector<uint8_t> make_frame(int h, int w) {
-  std::vector<uint8_t> f(static_cast<size_t>(h) * w * 3 / 2);
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) f[static_cast<size_t>(y) * w + x] = static_cast<uint8_t>((x * 2 + y * 3 + (x * y) % 7) & 255);
-  for (int y = 0; y < h / 2; ++y)
-    for (int x = 0; x < w; ++x)
-      f[static_cast<size_t>(h + y) * w + x] = static_cast<uint8_t>(x % 2 ? 128 + y - x / 4 : 100 + x / 2 - y);
-  return f;
-}
 
 // The model's output tensors for `batch` ROI batches: validShape[0],
 // alignedShape[0] and the buffer batch times the model's (tight: alignedShape
@@ -139,7 +128,7 @@ hbDNNInferCtrlParam ctrl(bool more = false) {
 
 class api_RoiInfer : public ::testing::Test {
  protected:
-  void SetUp() override { frame_ = make_frame(kFrameH, kFrameW); }
+  void SetUp() override { frame_ = openbpu::testing::make_nv12_frame(kFrameH, kFrameW); }
 
   // The pyramid twin on the crop of `r` resized by the rule; its outputs.
   std::vector<std::vector<uint8_t>> reference(const RoiBox& r) const {

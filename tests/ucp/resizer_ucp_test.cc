@@ -19,6 +19,7 @@
 #include "hobot/hb_ucp_status.h"
 #include "hobot/hb_ucp_sys.h"
 #include "runtime/core/roi_resize.h"
+#include "tests/common/nv12_frame.h"
 
 namespace {
 
@@ -52,18 +53,6 @@ struct Mem {
   Mem& operator=(const Mem&) = delete;
   uint8_t* data() const { return static_cast<uint8_t*>(m.virAddr); }
 };
-
-// An NV12 frame (tight: Y rows then interleaved UV rows) with smooth
-// gradients and a little texture, so that resampling errors show.
-std::vector<uint8_t> make_frame(int h, int w) {
-  std::vector<uint8_t> f(static_cast<size_t>(h) * w * 3 / 2);
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) f[static_cast<size_t>(y) * w + x] = static_cast<uint8_t>((x * 2 + y * 3 + (x * y) % 7) & 255);
-  for (int y = 0; y < h / 2; ++y)
-    for (int x = 0; x < w; ++x)
-      f[static_cast<size_t>(h + y) * w + x] = static_cast<uint8_t>(x % 2 ? 128 + y - x / 4 : 100 + x / 2 - y);
-  return f;
-}
 
 // A plane of the frame in a buffer with 32-byte aligned rows.
 void put_plane(const uint8_t* src, int rows, int cols, int64_t stride, uint8_t* dst) {
@@ -135,7 +124,7 @@ std::vector<std::vector<uint8_t>> run_pyramid(hbDNNHandle_t dnn, const std::vect
 class UcpResizer : public ::testing::Test {
  protected:
   void SetUp() override {
-    frame_ = make_frame(kFrameH, kFrameW);
+    frame_ = openbpu::testing::make_nv12_frame(kFrameH, kFrameW);
     put_plane(frame_.data(), kFrameH, kFrameW, align32(kFrameW), y_.data());
     put_plane(frame_.data() + kFrameH * kFrameW, kFrameH / 2, kFrameW, align32(kFrameW), uv_.data());
   }
