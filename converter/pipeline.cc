@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
+#include <optional>
 
 #include "bpu_sim/isa/march.h"
 #include "converter/codegen/quant_params.h"
@@ -21,6 +23,7 @@
 #include "converter/passes/remove_io_nodes.h"
 #include "converter/quant/cal_data.h"
 #include "converter/quant/calibration.h"
+#include "converter/quant/equalization.h"
 #include "converter/quant/int16_promotion.h"
 #include "converter/quant/method_search.h"
 #include "converter/quant/qdq_load.h"
@@ -207,10 +210,9 @@ bool dump_samples(const Config& config, const std::vector<Sample>& samples, cons
   return ok;
 }
 
-// Calibration samples (random ones for calibration_type skip) and the
-// statistics of every float value over them.
-bool calibrate(const Config& config, const Graph& g, std::vector<Sample>* samples, CalibrationStats* stats,
-               const OutputFiles& out, MapperLog& log, std::string* err) {
+// Calibration samples (random ones for calibration_type skip).
+bool calibration_samples(const Config& config, std::vector<Sample>* samples, const OutputFiles& out, MapperLog& log,
+                         std::string* err) {
   const auto& cp = config.calibration_parameters;
   const std::vector<CalInputSpec> specs = cal_specs(config);
   std::vector<std::string> warnings;
@@ -230,11 +232,7 @@ bool calibrate(const Config& config, const Graph& g, std::vector<Sample>* sample
     return false;
   }
   for (const auto& w : warnings) log.warn(w);
-  if (config.model_parameters.debug_mode == "dump_calibration_data" && !dump_samples(config, *samples, out, log, err))
-    return false;
-  FloatExecutor fexec;
-  return fexec.prepare(g, err) && collect_stats(fexec, *samples, stats, err,
-                                                [&](size_t d, size_t t) { log.progress(d, t); }, jobs(config));
+  return config.model_parameters.debug_mode != "dump_calibration_data" || dump_samples(config, *samples, out, log, err);
 }
 
 // calibration_type load: the thresholds of the QDQ model, compiled.
@@ -249,6 +247,8 @@ bool load_stage(const Graph& g, const Placement& pl, const QdqModel& qdq, const 
   best->label = "load";
   return compile(g, pl, best->thresholds, co, &best->model, err);
 }
+
+using Lap = std::function<void(const char*)>;
 
 // *_calibrated_model.onnx: the float model with a QDQ pair on every int8
 // value the BPU reads or computes (int16 and int32 values have none: opset 13
@@ -305,6 +305,85 @@ bool search_stage(const Graph& g, const Placement& pl, const CalibrationStats& s
            std::to_string(r.evaluated) + " alternatives compiled and scored on " + std::to_string(r.samples) +
            " samples in " + fixed(secs, 1) + " s; mean output cosine " + fixed(r.score_before, 6) + " -> " +
            fixed(r.score_after, 6) + ".");
+  return true;
+}
+
+// The statistics of every float value of g over the samples, the weights
+// rounded for the output error, the calibration-method choice and (default,
+// mix) the per-value threshold search.
+bool calibrate_graph(const Config& config, const Graph& g, const Placement& pl, const std::vector<Sample>& samples,
+                     CalibrationStats* stats, CompileOptions* co, CalibrationChoice* best, MapperLog& log,
+                     std::string* err, const Lap& lap) {
+  FloatExecutor fexec;
+  if (!fexec.prepare(g, err) || !collect_stats(fexec, samples, stats, err,
+                                                [&](size_t d, size_t t) { log.progress(d, t); }, jobs(config)))
+    return false;
+  lap("calibration statistics");
+  add_calibration_options(config, *stats, co);
+  int tried = 0;
+  co->rounded_weights = std::make_shared<const std::map<std::string, RoundedWeights>>(
+      round_weights_for_error(g, pl, *stats, [&](const std::string& node, double gain) {
+        ++tried;
+        log.debug("weight rounding of " + node + ": cross-validated output error gain " + fixed(gain, 4) +
+                  (gain > kMinRoundingGain ? "" : ", nearest kept"));
+      }));
+  if (tried > 0) {
+    log.info("Weights rounded for the output error: " + std::to_string(co->rounded_weights->size()) + " of " +
+             std::to_string(tried) +
+             " 1x1 convolutions and MatMuls (used where their input is int16; the others' rounding did not lower "
+             "the error on the samples it was not fitted to), input moments of " +
+             std::to_string(std::min(samples.size(), kMomentSamples)) + " calibration samples.");
+    lap("weight rounding");
+  }
+  const auto& cp = config.calibration_parameters;
+  const bool ok = choose_calibration(g, pl, *stats, samples, *co,
+                                     calibration_candidates(cp.calibration_type, cp.max_percentile, co->all_int16),
+                                     [&](const std::string& m) { log.debug(m); }, best, err, jobs(config));
+  lap("calibration method choice");
+  if (!ok || !threshold_search_applies(cp.calibration_type, co->all_int16)) return ok;
+  const bool searched = search_stage(g, pl, *stats, samples, *co, cp.calibration_type, best, log, err);
+  lap("per-value threshold search");
+  return searched;
+}
+
+// calibration_parameters cross_layer_equalization True (default and mix
+// with int8 activations): the float graph with its BPU convolution pairs
+// equalized is a second candidate, calibrated the same way (statistics,
+// method choice, threshold search); it is kept when its mean output cosine
+// on the scoring samples beats the plain graph's by more than kMinScoreGain.
+bool equalization_stage(const Config& config, const Placement& pl, const std::vector<Sample>& samples,
+                        const CompileOptions& co0, Graph* g, CalibrationStats* stats, CompileOptions* co,
+                        CalibrationChoice* best, MapperLog& log, std::string* err, const Lap& lap) {
+  Graph eq = *g;
+  std::vector<EqualizedPair> pairs;
+  if (!equalize_cross_layer(&eq, pl, samples, &pairs, err)) return false;
+  lap("cross-layer equalization");
+  double top = 1;
+  for (const auto& p : pairs) {
+    log.debug("cross-layer equalization of " + p.first + " -> " + p.second + ": largest scale " + fixed(p.max_scale, 2));
+    top = std::max(top, p.max_scale);
+  }
+  const std::string what = "Cross-layer equalization: " + std::to_string(pairs.size()) + " convolution pairs";
+  if (pairs.empty()) {
+    log.info(what + ", nothing to equalize.");
+    return true;
+  }
+  CalibrationStats eq_stats;
+  eq_stats.moment_inputs = stats->moment_inputs;
+  CompileOptions eq_co = co0;
+  CalibrationChoice eq_best;
+  if (!calibrate_graph(config, eq, pl, samples, &eq_stats, &eq_co, &eq_best, log, err, lap)) return false;
+  const bool keep = eq_best.score > best->score + kMinScoreGain;
+  log.info(what + ", channel scales up to " + fixed(top, 2) + " (ranges of " +
+           std::to_string(std::min(samples.size(), kEqualizationSamples)) +
+           " calibration samples); mean output cosine " + fixed(best->score, 6) + " without (" + best->label + "), " +
+           fixed(eq_best.score, 6) + " with (" + eq_best.label + "): " +
+           (keep ? "kept" : "not kept (a gain above " + fixed(kMinScoreGain, 6) + " is needed)") + ".");
+  if (!keep) return true;
+  *g = std::move(eq);
+  *stats = std::move(eq_stats);
+  *co = std::move(eq_co);
+  *best = std::move(eq_best);
   return true;
 }
 
@@ -392,7 +471,7 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
     return 1;
   }
   // Seconds per step, logged as each ends (what the conversion time goes to).
-  auto lap = [&log, t = std::chrono::steady_clock::now()](const char* step) mutable {
+  Lap lap = [&log, t = std::chrono::steady_clock::now()](const char* step) mutable {
     const auto now = std::chrono::steady_clock::now();
     log.info(std::string("Step time: ") + step + " " + fixed(std::chrono::duration<double>(now - t).count(), 1) +
              " s.");
@@ -420,38 +499,21 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   CalibrationStats stats;
   CompileOptions co = compile_options(config, *march, g, pl, log);
   if (int16_possible(config, co)) stats.moment_inputs = weight_rounding_inputs(g, pl);  // used by int16 inputs only
-  if (!calibrate(config, g, &samples, &stats, out, log, &err)) return fail(err);
-  lap("calibration statistics");
-  add_calibration_options(config, stats, &co);
-  int tried = 0;
-  co.rounded_weights = std::make_shared<const std::map<std::string, RoundedWeights>>(
-      round_weights_for_error(g, pl, stats, [&](const std::string& node, double gain) {
-        ++tried;
-        log.debug("weight rounding of " + node + ": cross-validated output error gain " + fixed(gain, 4) +
-                  (gain > kMinRoundingGain ? "" : ", nearest kept"));
-      }));
-  if (tried > 0) {
-    log.info("Weights rounded for the output error: " + std::to_string(co.rounded_weights->size()) + " of " +
-             std::to_string(tried) +
-             " 1x1 convolutions and MatMuls (used where their input is int16; the others' rounding did not lower "
-             "the error on the samples it was not fitted to), input moments of " +
-             std::to_string(std::min(samples.size(), kMomentSamples)) + " calibration samples.");
-    lap("weight rounding");
-  }
   const auto& cp = config.calibration_parameters;
+  const CompileOptions co0 = co;
   CalibrationChoice best;
-  if (cp.calibration_type == "load" && !load_stage(g, pl, qdq, co, &best, log, &err)) return fail(err);
-  if (cp.calibration_type != "load" &&
-      !choose_calibration(g, pl, stats, samples, co,
-                          calibration_candidates(cp.calibration_type, cp.max_percentile, co.all_int16),
-                          [&](const std::string& m) { log.debug(m); }, &best, &err, jobs(config)))
+  if (!calibration_samples(config, &samples, out, log, &err)) return fail(err);
+  lap("calibration data");
+  if (cp.calibration_type == "load" ? !load_stage(g, pl, qdq, co, &best, log, &err)
+                                    : !calibrate_graph(config, g, pl, samples, &stats, &co, &best, log, &err, lap) ||
+                                          (threshold_search_applies(cp.calibration_type, co.all_int16) &&
+                                           cp.cross_layer_equalization.value_or(false) &&
+                                           !equalization_stage(config, pl, samples, co0, &g, &stats, &co, &best,
+                                                               log, &err, lap)))
     return fail(err);
+  if (cp.cross_layer_equalization.value_or(false) && co.all_int16)
+    log.warn("calibration_parameters cross_layer_equalization: ignored, every activation is int16");
   log.info("Select " + best.label + " method.");
-  lap("calibration method choice");
-  if (threshold_search_applies(cp.calibration_type, co.all_int16) &&
-      !search_stage(g, pl, stats, samples, co, cp.calibration_type, &best, log, &err))
-    return fail(err);
-  if (threshold_search_applies(cp.calibration_type, co.all_int16)) lap("per-value threshold search");
   if (cp.min_output_cosine) {
     if (!promotion_stage(g, pl, samples, *cp.min_output_cosine, &co, &best, log, &err)) return fail(err);
     lap("accuracy budget (int16 promotion)");

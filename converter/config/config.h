@@ -96,6 +96,10 @@ struct CalibrationParameters {
   // Ours: the accuracy budget (mean output cosine to the float model on the
   // scoring samples); int16 promotion to reach it, makertbin fails without.
   std::optional<double> min_output_cosine;
+  // Ours: True tries cross-layer equalization (default/mix, int8
+  // activations) as a calibration candidate, kept when the scoring samples
+  // measure it better; off unless set (docs/converter.md).
+  std::optional<bool> cross_layer_equalization;
   QuantConfig quant_config;
 
   // Whether the calibration type reads calibration data (all but load/skip).

@@ -154,6 +154,7 @@ std::string Config::echo_yaml() const {
   w.list("optimization", p.optimization);
   if (p.enable_int16) w.boolean("enable_int16", *p.enable_int16);
   if (p.min_output_cosine) w.raw_num("min_output_cosine", cfg::format_float(*p.min_output_cosine));
+  if (p.cross_layer_equalization) w.boolean("cross_layer_equalization", *p.cross_layer_equalization);
   if (!p.quant_config.file.empty()) w.str("quant_config", p.quant_config.file);
   w.end();
 

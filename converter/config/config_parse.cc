@@ -44,7 +44,7 @@ const std::vector<std::string>& group_keys(const std::string& group) {
       {"calibration_parameters",
        {"cal_data_dir", "cal_data_type", "calibration_type", "preprocess_on", "max_percentile",
         "per_channel", "run_on_cpu", "run_on_bpu", "optimization", "enable_int16",
-        "min_output_cosine", "quant_config"}},
+        "min_output_cosine", "cross_layer_equalization", "quant_config"}},
       {"compiler_parameters",
        {"compile_mode", "balance_factor", "debug", "core_num", "optimize_level", "input_source",
         "max_time_per_fc", "jobs", "advice", "ability_entry"}},
@@ -917,6 +917,10 @@ void parse_calibration_parameters(const Group& g, const std::string& base_dir, C
                ", a cosine similarity in (0, 1]");
     p.min_output_cosine = *v;
   }
+  p.cross_layer_equalization = g.boolean("cross_layer_equalization");
+  if (p.cross_layer_equalization && p.calibration_type != "default" && p.calibration_type != "mix")
+    warn(g.where("cross_layer_equalization"),
+         "only used when calibration_type is default or mix, ignored with '" + p.calibration_type + "'");
   p.run_on_cpu = g.names("run_on_cpu");
   p.run_on_bpu = g.names("run_on_bpu");
   const std::string& march = c->model_parameters.march;

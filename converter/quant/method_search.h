@@ -49,6 +49,10 @@ double model_macs(const CompiledModel& cm);
 // model, over the first n samples. The float outputs are computed once.
 // Samples the default/mix scoring uses (one is noisy).
 constexpr size_t kScoringSamples = 8;
+// A score gain below this is noise of the few scoring samples, not a better
+// choice (accepting it overfits the calibration set): the per-value
+// threshold search and the cross-layer equalization candidate need more.
+constexpr double kMinScoreGain = 2e-5;
 
 class OutputScorer {
  public:

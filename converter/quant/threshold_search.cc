@@ -12,9 +12,6 @@ namespace openbpu::cvt {
 
 namespace {
 
-// A gain below this is noise of the few scoring samples, not a better
-// threshold (accepting it overfits the calibration set).
-constexpr double kMinGain = 2e-5;
 // Alternatives closer than this (relative) to the current threshold change
 // nothing worth a compilation.
 constexpr double kMinRelativeChange = 0.01;
@@ -97,7 +94,7 @@ bool search_thresholds(const Graph& g, const Placement& pl, const CalibrationSta
       double score = 0;
       if (!compile(g, pl, thr, options, &cm, error) || !scorer.score(cm, &score, error)) return false;
       ++result->evaluated;
-      if (score > best + kMinGain) {
+      if (score > best + kMinScoreGain) {
         if (debug)
           debug("threshold of " + v + ": " + fixed(choice->thresholds[v], 6) + " -> " + fixed(t, 6) +
                 ", output cosine " + fixed(best, 6) + " -> " + fixed(score, 6));

@@ -25,6 +25,7 @@
 #include "converter/ops/op_unit.h"
 #include "converter/passes/passes.h"
 #include "converter/quant/calibration.h"
+#include "converter/quant/equalization.h"
 #include "converter/quant/method_search.h"
 #include "converter/quant/weight_rounding.h"
 #include "tests/converter/graph_builder.h"
@@ -690,6 +691,65 @@ TEST(Calibration, WeightsRoundedForTheOutputError) {
       }
       EXPECT_LT(er, 0.7 * en) << name << " seed " << seed;
     }
+  }
+}
+
+// conv -> relu -> depthwise conv -> relu -> 1x1 conv with channels of very
+// different ranges: equalization keeps the float function, gives the
+// depthwise conv's input channels one range and meets the ranges of the 1x1
+// conv's input and weight columns (sqrt(r_x r_w) each).
+TEST(Calibration, CrossLayerEqualizationKeepsTheFunction) {
+  Builder b;
+  const std::string x = b.input("x", {1, 4, 10, 10});
+  std::vector<float> wa(4 * 4 * 9);
+  const float row_scale[4] = {1.0f, 0.1f, 4.0f, 0.25f};
+  for (size_t i = 0; i < wa.size(); ++i) wa[i] = row_scale[i / 36] * std::sin(0.7f * static_cast<float>(i));
+  std::string y = b.node("Conv", {x, b.constant_values("wa", {4, 4, 3, 3}, wa), b.constant("ba", {4})},
+                         ints_attr("kernel_shape", {3, 3}));
+  const std::string ra = b.node("Relu", {y});
+  rt::Attrs dw = ints_attr("kernel_shape", {3, 3});
+  dw = int_attr("group", 4, dw);
+  y = b.node("Conv", {ra, b.constant("wb", {4, 1, 3, 3})}, dw);
+  const std::string rb = b.node("Relu", {y});
+  b.output(b.node("Conv", {rb, b.constant("wc", {3, 4, 1, 1})}, ints_attr("kernel_shape", {1, 1})));
+  std::string err;
+  ASSERT_GE(fold_constants(&b.g, &err), 0) << err;
+  PlacementOptions po;
+  po.march = &march("bernoulli2");
+  const Placement pl = place(&b.g, po);
+  std::vector<Sample> samples;
+  for (uint32_t k = 0; k < 4; ++k) samples.push_back(random_inputs(b.g, k));
+  Graph eq = b.g;
+  std::vector<EqualizedPair> pairs;
+  ASSERT_TRUE(equalize_cross_layer(&eq, pl, samples, &pairs, &err)) << err;
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_EQ(pairs[0].first, "Conv_0");
+  EXPECT_EQ(pairs[1].second, "Conv_4");
+  const Sample probe = random_inputs(b.g, 99);
+  const auto before = run(b.g, probe).begin()->second, after = run(eq, probe).begin()->second;
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_NEAR(after[i], before[i], 1e-4 * (1 + std::fabs(before[i])));
+  // Channel ranges of the Relu outputs over the samples, after equalization.
+  auto ranges = [&](const std::string& v) {
+    std::vector<double> r(4, 0.0);
+    FloatExecutor fe;
+    EXPECT_TRUE(fe.prepare(eq, &err)) << err;
+    const std::set<std::string> keep = {v};
+    for (const auto& s : samples) {
+      std::map<std::string, Value> out;
+      EXPECT_TRUE(fe.run(s, &out, &err, &keep)) << err;
+      const auto d = out.at(v).to_doubles();
+      for (size_t i = 0; i < d.size(); ++i) r[i / (d.size() / 4)] = std::max(r[i / (d.size() / 4)], std::fabs(d[i]));
+    }
+    return r;
+  };
+  const auto r_a = ranges(ra), r_b = ranges(rb);
+  const double top = *std::max_element(r_a.begin(), r_a.end());
+  for (double r : r_a) EXPECT_NEAR(r, top, 1e-4 * top);
+  const auto wc = eq.value(eq.nodes.back().inputs[1])->to_doubles();
+  for (size_t c = 0; c < 4; ++c) {
+    double rw = 0;
+    for (size_t o = 0; o < 3; ++o) rw = std::max(rw, std::fabs(wc[o * 4 + c]));
+    EXPECT_NEAR(r_b[c], rw, 1e-4 * rw) << "channel " << c;
   }
 }
 

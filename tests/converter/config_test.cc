@@ -319,6 +319,21 @@ TEST_F(ConfigTest, J6DocTemplateParses) {
             std::string::npos);
 }
 
+// cross_layer_equalization (ours): unset by default, read as a boolean,
+// echoed; a warning when the calibration type does not use it.
+TEST_F(ConfigTest, CrossLayerEqualizationIsAnOptIn) {
+  Config c;
+  ASSERT_TRUE(parse(Yaml().str(), &c)) << error_;
+  EXPECT_FALSE(c.calibration_parameters.cross_layer_equalization.has_value());
+  ASSERT_TRUE(parse(Yaml().set("calibration_parameters", "cross_layer_equalization", "True").str(), &c)) << error_;
+  EXPECT_EQ(c.calibration_parameters.cross_layer_equalization, std::optional<bool>(true));
+  EXPECT_FALSE(warned("cross_layer_equalization"));
+  expect_echo_round_trip(c);
+  ASSERT_TRUE(parse(Yaml().set("calibration_parameters", "calibration_type", "'kl'")
+                        .set("calibration_parameters", "cross_layer_equalization", "True").str(), &c)) << error_;
+  EXPECT_TRUE(warned("calibration_parameters.cross_layer_equalization: only used when calibration_type is default or mix"));
+}
+
 // quant_config (seed 004's JSON template, comments included) maps to
 // per-level types; what has no counterpart is an error naming it.
 TEST_F(ConfigTest, J6QuantConfigParsesAndRejectsWhatDoesNotMap) {

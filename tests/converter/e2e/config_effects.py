@@ -13,6 +13,7 @@ changed at a time against a base configuration:
   - optimize_level O0: no fusion (more instructions), O3 the base;
   - node_info InputType: int16 makes the node's input int16;
   - advice: per-op timing lines in the log;
+  - cross_layer_equalization True: the equalization stage runs (no pair);
   - compile_mode bandwidth, per_channel, asymmetric, set_Softmax_input_int8:
     a warning each.
 
@@ -151,6 +152,13 @@ def main():
     q = [n.output[0] for n in m.graph.node if n.op_type == "Quantize" and n.input[0] == "inorm"]
     expect(len(q) == 1 and types.get(q[0]) == 5, "node_info InputType int16: conv2 reads an int16 input (%s)"
            % [(x, types.get(x)) for x in q])
+
+    # Its only Relu -> convolution path goes through the CPU's
+    # InstanceNormalization: no pair to equalize, and the log says so.
+    d, log = convert(args, "cle", {"calibration_parameters": {"cross_layer_equalization": "True"}})
+    expect("Cross-layer equalization: 0 convolution pairs, nothing to equalize." in log,
+           "cross_layer_equalization True: the equalization runs and finds no pair")
+    expect("Cross-layer equalization" not in base_log, "base: no cross-layer equalization")
 
     d, log = convert(args, "advice", {"compiler_parameters": {"advice": "1"}})
     expect("advice: conv1" in log or "advice: conv2" in log, "advice 1: per-op timing lines")

