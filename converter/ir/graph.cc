@@ -241,6 +241,19 @@ void Graph::replace_uses(const std::string& from, const std::string& to) {
     if (o == from) o = to;
 }
 
+void Graph::rename_value(const std::string& from, const std::string& to) {
+  for (auto& n : nodes)
+    for (auto& o : n.outputs)
+      if (o == from) o = to;
+  replace_uses(from, to);
+  const auto it = values.find(from);
+  if (it == values.end()) return;
+  Value v = std::move(it->second);
+  v.name = to;
+  values.erase(it);
+  values[to] = std::move(v);
+}
+
 bool Graph::check_tensor_sizes(std::string* error) const {
   for (const auto& [name, v] : values) {
     if (!v.shape_known() || capped_elements(v.shape) >= 0) continue;

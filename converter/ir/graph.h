@@ -119,6 +119,9 @@ class Graph {
   void remove_dead();
   // Replaces every use of `from` by `to` (graph outputs included).
   void replace_uses(const std::string& from, const std::string& to);
+  // Renames value `from` to `to`: its producer writes `to`, every use reads
+  // it (graph outputs included) and its Value entry moves to the new name.
+  void rename_value(const std::string& from, const std::string& to);
   // Every value of known shape within kMaxTensorElements; else an error
   // naming the value, its shape and its producer.
   bool check_tensor_sizes(std::string* error) const;

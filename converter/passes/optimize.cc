@@ -22,16 +22,7 @@ bool bypass_node(Graph* g, size_t index, std::string in, std::string out) {
   const int p = producer_index(*g, in);
   if (p < 0 || g->is_graph_output(in)) return false;
   g->nodes.erase(g->nodes.begin() + static_cast<std::ptrdiff_t>(index));
-  for (auto& n : g->nodes) {
-    for (auto& o : n.outputs)
-      if (o == in) o = out;
-    for (auto& i : n.inputs)
-      if (i == in) i = out;
-  }
-  Value v = g->values[in];
-  v.name = out;
-  g->values.erase(in);
-  g->values[out] = v;
+  g->rename_value(in, out);
   return true;
 }
 

@@ -85,12 +85,17 @@ bool check_symmetric(const Node& n, const QuantSpec& p, bool allow_int32, std::s
   return true;
 }
 
+// The quantization axis counted from the front (ONNX: negative from the back).
+int64_t axis_of(const Value& v, const QuantSpec& p) {
+  return p.axis < 0 ? p.axis + static_cast<int64_t>(v.shape.size()) : p.axis;
+}
+
 // Index along the quantization axis of each element (0 per tensor).
 std::vector<size_t> channel_of(const Value& v, const QuantSpec& p) {
   std::vector<size_t> c(static_cast<size_t>(std::max<int64_t>(v.elements(), 0)), 0);
   if (p.scale.size() == 1) return c;
   const int64_t rank = static_cast<int64_t>(v.shape.size());
-  const int64_t axis = p.axis < 0 ? p.axis + rank : p.axis;
+  const int64_t axis = axis_of(v, p);
   int64_t inner = 1;
   for (int64_t d = axis + 1; d < rank; ++d) inner *= v.shape[static_cast<size_t>(d)];
   for (size_t i = 0; i < c.size(); ++i)
@@ -101,7 +106,7 @@ std::vector<size_t> channel_of(const Value& v, const QuantSpec& p) {
 bool axis_fits(const Node& n, const Value& v, const QuantSpec& p, std::string* error) {
   if (p.scale.size() == 1) return true;
   const int64_t rank = static_cast<int64_t>(v.shape.size());
-  const int64_t axis = p.axis < 0 ? p.axis + rank : p.axis;
+  const int64_t axis = axis_of(v, p);
   if (axis < 0 || axis >= rank || v.shape[static_cast<size_t>(axis)] != static_cast<int64_t>(p.scale.size()))
     return fail(error, what(n) + ": " + std::to_string(p.scale.size()) + " scales do not match axis " +
                            std::to_string(p.axis) + " of '" + v.name + "' (" + format_shape(v.shape) + ")");
@@ -192,10 +197,7 @@ bool strip_activation(Graph* g, const Node& q, const QuantSpec& p, const std::ve
   for (size_t d : dqs) outs.push_back(g->nodes[d].outputs[0]);
   for (const auto& y : outs) {
     if (g->is_graph_output(y) && g->producer(x) != nullptr && x == q.inputs[0]) {
-      for (auto& n : g->nodes)
-        for (auto& o : n.outputs)
-          if (o == x) o = y;
-      g->replace_uses(x, y);
+      g->rename_value(x, y);
       x = y;
     } else {
       g->replace_uses(y, x);
