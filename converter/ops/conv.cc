@@ -181,6 +181,16 @@ std::vector<int8_t> round_weights(const std::vector<float>& w, const std::vector
   return q;
 }
 
+// Replaces the rows of q (rows = output channels, each in RoundedWeights
+// order) that were rounded for the output error at the same scale.
+void overlay_rounded(const RoundedWeights* rw, const std::vector<float>& sw, std::vector<int8_t>* q) {
+  if (rw == nullptr || rw->q.size() != q->size()) return;
+  const size_t len = q->size() / sw.size();
+  for (size_t r = 0; r < sw.size(); ++r)
+    if (LoweringContext::row_rounded_at(rw, r, sw[r]))
+      std::copy_n(rw->q.begin() + static_cast<std::ptrdiff_t>(r * len), len, q->begin() + static_cast<std::ptrdiff_t>(r * len));
+}
+
 // Empirical bias correction: removes the expected error of the rounded
 // weights given the input's per-channel mean (optimization bias_correction).
 void correct_bias(const LoweringContext& ctx, const Node& n, const std::vector<float>& w, const std::vector<int8_t>& q,
@@ -232,8 +242,8 @@ bool emit_conv(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
   // int16 inputs (the weights' rounding is then the larger error): 1x1
   // weights rounded for the output error, others keeping their tap sums.
   const bool wide = ctx.qp(x).dtype == DType::kInt16;
-  const RoundedWeights* rw = wide ? ctx.rounded(n.name, sw) : nullptr;
-  const std::vector<int8_t> q = rw != nullptr ? rw->q : round_weights(w, sw, cout, cin_g, kh * kw, wide);
+  std::vector<int8_t> q = round_weights(w, sw, cout, cin_g, kh * kw, wide);
+  if (wide) overlay_rounded(ctx.rounded(n.name, sw.size()), sw, &q);
   std::vector<int8_t> wq(q.size());  // the ISA's [Cout][KH][KW][Cin/g]
   for (int64_t co = 0; co < cout; ++co)
     for (int64_t ci = 0; ci < cin_g; ++ci)

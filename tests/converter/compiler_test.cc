@@ -641,22 +641,12 @@ TEST(Emitters, KernelsKeepingTheirFlatResponseRoundToNearest) {
   EXPECT_GT(moved, 0);  // kept sums would have changed those
 }
 
-// Weights rounded for the output error (quant/weight_rounding.cc): a 1x1
-// convolution reading strongly correlated channels (a 1x1 expansion of 4
-// channels into 32) and a MatMul with a constant weight; with the rounding
-// chosen from the calibration samples' input moments, the squared output
-// error on other inputs is well below nearest rounding's.
-TEST(Calibration, WeightsRoundedForTheOutputError) {
-  Builder b;
-  const std::string x = b.input("x", {1, 4, 8, 8});
-  const std::string wide = b.node("Conv", {x, b.constant("w0", {32, 4, 1, 1})}, ints_attr("kernel_shape", {1, 1}));
-  const std::string y = b.node("Conv", {wide, b.constant("w1", {16, 32, 1, 1})}, ints_attr("kernel_shape", {1, 1}));
-  const std::string t = b.node("Reshape", {wide, b.ints("s", {1, 32, 64})});
-  const std::string z = b.node("MatMul", {b.node("Transpose", {t}, ints_attr("perm", {0, 2, 1})), b.constant("w2", {32, 16})});
-  b.output(b.node("Sigmoid", {y}));
-  b.output(b.node("Sigmoid", {z}));
+// Compiles g all-int16 with weights rounded to nearest and rounded for the
+// output error (quant/weight_rounding.cc, `rounded_nodes` of them kept);
+// the squared output error on inputs other than the calibration samples is
+// well below nearest rounding's.
+void expect_rounding_lowers_the_error(Graph g, size_t rounded_nodes, size_t moment_inputs) {
   std::string err;
-  Graph g = b.g;
   ASSERT_GE(fold_constants(&g, &err), 0) << err;
   PlacementOptions po;
   po.march = &march("bayes-e");
@@ -665,7 +655,7 @@ TEST(Calibration, WeightsRoundedForTheOutputError) {
   for (uint32_t seed = 1; seed <= 16; ++seed) cal.push_back(random_inputs(g, seed));
   CalibrationStats stats;
   stats.moment_inputs = weight_rounding_inputs(g, pl);
-  EXPECT_EQ(stats.moment_inputs.size(), 3u);  // x, wide and its transpose
+  EXPECT_EQ(stats.moment_inputs.size(), moment_inputs);
   FloatExecutor fe;
   ASSERT_TRUE(fe.prepare(g, &err) && collect_stats(fe, cal, &stats, &err)) << err;
   CompileOptions co;
@@ -675,10 +665,7 @@ TEST(Calibration, WeightsRoundedForTheOutputError) {
   const auto thr = thresholds_for(g, stats, CalCandidate{});
   ASSERT_TRUE(compile(g, pl, thr, co, &nearest, &err)) << err;
   co.rounded_weights = std::make_shared<const std::map<std::string, RoundedWeights>>(round_weights_for_error(g, pl, stats));
-  // The expansion reading x's 4 independent channels gains nothing on the
-  // samples it was not rounded from (its rounding is nearest's) and is left
-  // out; the two reading the correlated 32 channels are rounded.
-  EXPECT_EQ(co.rounded_weights->size(), 2u);
+  EXPECT_EQ(co.rounded_weights->size(), rounded_nodes);
   ASSERT_TRUE(compile(g, pl, thr, co, &rounded, &err)) << err;
   for (uint32_t seed = 100; seed < 104; ++seed) {
     const Sample s = random_inputs(g, seed);
@@ -692,6 +679,39 @@ TEST(Calibration, WeightsRoundedForTheOutputError) {
       EXPECT_LT(er, 0.7 * en) << name << " seed " << seed;
     }
   }
+}
+
+// A 1x1 convolution reading strongly correlated channels (a 1x1 expansion
+// of 4 channels into 32) and a MatMul with a constant weight. The expansion
+// reading x's 4 independent channels gains nothing on the samples it was
+// not rounded from (its rounding is nearest's) and is left out; the two
+// reading the correlated 32 channels are rounded.
+TEST(Calibration, WeightsRoundedForTheOutputError) {
+  Builder b;
+  const std::string x = b.input("x", {1, 4, 8, 8});
+  const std::string wide = b.node("Conv", {x, b.constant("w0", {32, 4, 1, 1})}, ints_attr("kernel_shape", {1, 1}));
+  const std::string y = b.node("Conv", {wide, b.constant("w1", {16, 32, 1, 1})}, ints_attr("kernel_shape", {1, 1}));
+  const std::string t = b.node("Reshape", {wide, b.ints("s", {1, 32, 64})});
+  const std::string z = b.node("MatMul", {b.node("Transpose", {t}, ints_attr("perm", {0, 2, 1})), b.constant("w2", {32, 16})});
+  b.output(b.node("Sigmoid", {y}));
+  b.output(b.node("Sigmoid", {z}));
+  expect_rounding_lowers_the_error(b.g, 2, 3);  // moments of x, wide and its transpose
+}
+
+// An all-zero weight row with a bias: the emitter's scale of that row comes
+// from the bias (bias_fitting_scale), not the rounding's, so that row stays
+// nearest; the other rows keep their rounding (PP-OCRv4 rec's Conv.28 and
+// Conv.30 were left wholly nearest when one row's scale differed).
+TEST(Calibration, RoundedWeightsSurviveAnUnforeseenRowScale) {
+  Builder b;
+  const std::string x = b.input("x", {1, 4, 8, 8});
+  const std::string wide = b.node("Conv", {x, b.constant("w0", {32, 4, 1, 1})}, ints_attr("kernel_shape", {1, 1}));
+  std::vector<float> w1(16 * 32), bias(16, 0.25f);
+  for (size_t i = 0; i < w1.size(); ++i) w1[i] = i < 32 ? 0.0f : std::sin(1.3f * static_cast<float>(i));
+  const std::string y = b.node("Conv", {wide, b.constant_values("w1", {16, 32, 1, 1}, w1), b.constant_values("b1", {16}, bias)},
+                               ints_attr("kernel_shape", {1, 1}));
+  b.output(b.node("Sigmoid", {y}));
+  expect_rounding_lowers_the_error(b.g, 1, 2);
 }
 
 // conv -> relu -> depthwise conv -> relu -> 1x1 conv with channels of very
