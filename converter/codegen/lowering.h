@@ -52,6 +52,9 @@ struct Op {
   int act_min_node = -1;              // Relu/Clip fused after conv (or after the residual add)
   std::string residual;               // value added before the activation
   uint64_t scratch_offset = 0;        // temporary scratch of the emitter (OpUnit::scratch), from the memory plan
+  // A convolution reading int16 with 16-bit weights, two int8 planes
+  // (CompileOptions::int16_weights; the conv emitter's emit_low_plane).
+  bool int16_weights = false;
 };
 
 // int8 weights of one node rounded for its output error on the calibration

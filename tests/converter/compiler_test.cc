@@ -570,6 +570,47 @@ TEST(Emitters, Int16ConvKeepsTheBiasOfChannelsWithTinyWeights) {
   }
 }
 
+// optimization int16_weights: convolutions reading int16 compute with two
+// int8 weight planes (the low plane's result is the high plane's int16
+// residual), so their weights carry about 15 bits; a conv that already takes
+// a residual keeps one plane. On int16 activations the weights' rounding is
+// the larger error: the two-plane output error is a small fraction of it.
+TEST(Emitters, Int16WeightsAreTwoInt8Planes) {
+  Builder b;
+  const std::string x = b.input("x", {1, 16, 8, 8});
+  const std::string r = b.node("Relu", {b.node("Conv", {x, b.constant("w0", {16, 16, 3, 3}), b.constant("b0", {16})},
+                                               ints_attr2("kernel_shape", {3, 3}, "pads", {1, 1, 1, 1}))});
+  const std::string y = b.node("Conv", {r, b.constant("w1", {16, 16, 1, 1})}, ints_attr("kernel_shape", {1, 1}));
+  b.output(y);
+  b.output(b.node("Add", {b.node("Conv", {r, b.constant("w2", {16, 16, 1, 1})}, ints_attr("kernel_shape", {1, 1})), x}));
+  CompileOptions co;
+  co.all_int16 = true;
+  co.int32_tail = false;
+  Compiled one, two;
+  ASSERT_TRUE(compile_graph(b.g, "bayes-e", true, &one, co));
+  co.int16_weights = true;
+  ASSERT_TRUE(compile_graph(b.g, "bayes-e", true, &two, co));
+  EXPECT_EQ(one.cm.int16_weight_convs, 0u);
+  EXPECT_EQ(two.cm.int16_weight_convs, 2u);  // not the conv taking the residual x
+  auto convs = [](const CompiledModel& cm) {
+    size_t k = 0;
+    for (const auto& sg : cm.subgraphs)
+      for (const auto& ins : sg.program) k += ins.opcode == isa::Opcode::kConv;
+    return k;
+  };
+  EXPECT_EQ(convs(two.cm), convs(one.cm) + 2);
+  for (const Sample& smp : one.samples) {
+    const auto f = run(one.g, smp), q1 = run(one.cm.graph, smp), q2 = run(two.cm.graph, smp);
+    const auto& fv = f.at(y);
+    double e1 = 0, e2 = 0;
+    for (size_t i = 0; i < fv.size(); ++i) {
+      e1 += (q1.at(y)[i] - fv[i]) * (q1.at(y)[i] - fv[i]);
+      e2 += (q2.at(y)[i] - fv[i]) * (q2.at(y)[i] - fv[i]);
+    }
+    EXPECT_LT(e2, 0.01 * e1) << e2 / e1;  // measured 1.0-1.2e-4
+  }
+}
+
 // Reparameterized depthwise kernels hold large taps that nearly cancel; on
 // a nearly flat input their output is the small remainder. Rounding each tap
 // to nearest moves the kernel's sum by up to several steps (an offset on
