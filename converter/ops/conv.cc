@@ -289,10 +289,11 @@ std::vector<double> emit_low_plane(LoweringContext& ctx, const Op& op, const Nod
   const double sx = ctx.qp(n.inputs[0]).scale;
   for (size_t c = 0; c < acc_scale.size(); ++c) {
     double mx = 0, sum = 0;
-    for (size_t k = c * per; k < (c + 1) * per; ++k) mx = std::max(mx, std::fabs(cw.w[k] - static_cast<double>(cw.q[k]) * cw.scales[c]));
+    auto rest = [&](size_t k) { return cw.w[k] - static_cast<double>(cw.q[k]) * cw.scales[c]; };
+    for (size_t k = c * per; k < (c + 1) * per; ++k) mx = std::max(mx, std::fabs(rest(k)));
     const double l = mx > 0 ? mx / 127.0 : 1.0;
     for (size_t k = c * per; k < (c + 1) * per; ++k) {
-      lo[k] = ops::quantize_weight(static_cast<float>(cw.w[k] - static_cast<double>(cw.q[k]) * cw.scales[c]), static_cast<float>(l));
+      lo[k] = ops::quantize_weight(static_cast<float>(rest(k)), static_cast<float>(l));
       sum += std::abs(lo[k]);
     }
     acc_scale[c] = sx * l;
@@ -300,15 +301,11 @@ std::vector<double> emit_low_plane(LoweringContext& ctx, const Op& op, const Nod
   }
   *scratch = native_ref(isa::Region::kScratch, 0, op.scratch_offset, ctx.dims(op.outputs[0]), DType::kInt16, ctx.align());
   isa::Conv c = conv_instruction(ctx, n, *scratch, cw, lo, std::vector<int32_t>(acc_scale.size(), 0));
-  std::vector<int32_t> m(acc_scale.size());
-  std::vector<int8_t> sh(acc_scale.size());
-  for (size_t k = 0; k < acc_scale.size(); ++k) {
-    int32_t mm, ss;
-    isa::quantize_multiplier(acc_scale[k] / out_scale[k], &mm, &ss);
-    m[k] = mm, sh[k] = static_cast<int8_t>(ss);
-  }
-  c.multiplier = ctx.pb.add_const(m);
-  c.shift = ctx.pb.add_const(sh);
+  std::vector<double> ratio(acc_scale.size());  // requantized at unit scale: acc * ratio[c]
+  for (size_t k = 0; k < ratio.size(); ++k) ratio[k] = acc_scale[k] / out_scale[k];
+  QParams unit;
+  unit.dtype = DType::kInt16;
+  conv_requant(ctx, &c, ratio, unit);
   c.act_min = -32768, c.act_max = 32767;
   ctx.pb.emit(isa::Opcode::kConv, c);
   return out_scale;
