@@ -271,6 +271,66 @@ TEST(OptConv, PerChannelScaleMatchesReference) {
   }
 }
 
+// A 1x1 depthwise over dense maps with bottom / right padding: the output
+// is larger than the input and its padded pixels are bias-only results (the
+// flat path must not take it, or it leaves them unwritten).
+isa::Instruction padded_scale_case(Rng& r, int C, int P, int pb, int pr, Arena* a) {
+  const int h = r.uniform(1, 12), w = r.uniform(1, 12);
+  auto dense = [&](std::vector<uint8_t>* region, isa::Region reg, int hh, int ww) {
+    isa::TensorRef t;
+    t.region = reg;
+    t.dtype = isa::DType::kInt8;
+    const int d[4] = {1, hh, ww, C};
+    const int64_t s[4] = {int64_t{hh} * ww * P, int64_t{ww} * P, P, 1};
+    for (int k = 0; k < 4; ++k) t.dims[k] = d[k], t.strides[k] = s[k];
+    region->resize(static_cast<size_t>(hh) * ww * P + 64);
+    r.fill(region->data(), region->size(), false);
+    return t;
+  };
+  isa::Conv c;
+  c.in = dense(&a->scratch, isa::Region::kScratch, h, w);
+  c.out = dense(&a->output, isa::Region::kOutput, h + pb, w + pr);
+  c.groups = C;
+  c.pad_bottom = pb, c.pad_right = pr;
+  std::vector<int8_t> wt(static_cast<size_t>(C));
+  std::vector<int32_t> b(static_cast<size_t>(C)), m(static_cast<size_t>(C));
+  std::vector<int8_t> sh(static_cast<size_t>(C));
+  for (int k = 0; k < C; ++k) {
+    wt[k] = static_cast<int8_t>(r.uniform(-127, 127));
+    b[k] = r.uniform(-20000, 20000);
+    m[k] = std::uniform_int_distribution<int32_t>(1 << 30, INT32_MAX)(r.gen());
+    sh[k] = static_cast<int8_t>(r.uniform(33, 40));
+  }
+  c.weight = add_const(&a->consts, wt.data(), wt.size(), static_cast<uint32_t>(C));
+  c.bias = add_const(&a->consts, b.data(), b.size() * 4, static_cast<uint32_t>(C));
+  c.multiplier = add_const(&a->consts, m.data(), m.size() * 4, static_cast<uint32_t>(C));
+  c.shift = add_const(&a->consts, sh.data(), sh.size(), static_cast<uint32_t>(C));
+  if (a->input.empty()) a->input.resize(16);
+  isa::Instruction ins;
+  ins.opcode = isa::Opcode::kConv;
+  ins.body = c;
+  return ins;
+}
+
+TEST(OptConv, PerChannelScaleWithBottomRightPaddingMatchesReference) {
+  Rng r(8765);
+  const auto tables = optimized_tables();
+  int done = 0;
+  for (int it = 0; it < 200 && done < 60; ++it) {
+    const int C = r.pick<int>({1, 3, 8, 16, 24, 40}), P = C + r.pick<int>({0, 0, 1, 8});
+    const int pb = r.uniform(0, 1), pr = pb == 0 ? 1 : r.uniform(0, 1);
+    Arena a;
+    const isa::Instruction ins = padded_scale_case(r, C, P, pb, pr, &a);
+    std::string err;
+    if (!validate_instruction(ins, a.layout(), &err)) continue;
+    ++done;
+    for (const KernelTable* t : tables)
+      ASSERT_TRUE(same_as_reference(ins, a, *t))
+          << "padded per-channel scale C" << C << " P" << P << " pad b" << pb << " r" << pr;
+  }
+  EXPECT_GE(done, 30);
+}
+
 TEST(OptConv, ListsThePaths) {
   std::string names;
   for (const KernelTable* t : available_kernels()) names += std::string(t->name) + " ";

@@ -896,9 +896,13 @@ bool conv_dwflat(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, cons
     return t.strides[3] == 1 && t.strides[2] == P && t.strides[1] == W * P &&
            (t.dims[0] == 1 || t.strides[0] == H * W * P);
   };
+  // Bottom / right padding makes the output larger than the input (its
+  // padded pixels are bias-only results): the flat run covers only the
+  // input's pixels, so those take the dw4 path.
+  const bool same_map = c.out.dims[0] == c.in.dims[0] && c.out.dims[1] == H && c.out.dims[2] == W;
   if (p.flat_bytes == 0 || residual || !rq.shift_ge33 || c.out.dtype != isa::DType::kInt8 ||
-      c.stride_h != 1 || c.stride_w != 1 || c.pad_top != 0 || c.pad_left != 0 || !dense(c.in) ||
-      !dense(c.out))
+      c.stride_h != 1 || c.stride_w != 1 || c.pad_top != 0 || c.pad_left != 0 ||
+      c.pad_bottom != 0 || c.pad_right != 0 || !same_map || !dense(c.in) || !dense(c.out))
     return false;
   const int64_t pixels = c.in.dims[0] * H * W, C = c.out.dims[3];
   // Whole periods that stay inside both regions (the last pixel's padding
