@@ -271,6 +271,9 @@ struct ConvPlan {
   bool m_le_2s = true;   // every M <= 2^S
   bool has_s63 = false;  // some S == 63
   bool s_ge33 = true;    // every S >= 33
+  // float_requant (kernels.h) proven exact for every channel: its constants.
+  bool float_rq = false;
+  std::vector<float> fhi, flo;
 };
 
 struct PlanKey {
@@ -329,6 +332,21 @@ T load_const(const Memory& mem, const isa::ConstRef& r, int64_t i) {
   T v;
   std::memcpy(&v, mem.ptr(r) + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
   return v;
+}
+
+// float_requant for every output channel of weights w ([cout][k] int8):
+// |acc| <= |bias| + 128 * sum |w| (inputs in [-128, 127]).
+void plan_float_requant(ConvPlan* p, const int8_t* w, int cout, int64_t k) {
+  p->fhi.assign(p->mult.size(), 0.0f);
+  p->flo.assign(p->mult.size(), 0.0f);
+  for (int co = 0; co < cout; ++co) {
+    int64_t amax = std::llabs(int64_t{p->bias[co]});
+    for (int64_t i = 0; i < k; ++i) amax += 128 * std::abs(int{w[co * k + i]});
+    FloatRequant f;
+    if (!float_requant_channel(amax, p->mult[co], p->shift[co], &f)) return;
+    p->fhi[co] = f.hi, p->flo[co] = f.lo;
+  }
+  p->float_rq = true;
 }
 
 std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, const Memory& mem,
@@ -399,8 +417,10 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
     if (isa.dw4_row != nullptr && !m128 && c.dilation_w == 1) {
       p.dw4 = true;
       p.dw4_cp = isa.dw4_cpad(cout);
-      const DwPackArgs a{w,         cout,          c.kernel_h,   c.kernel_w,
-                         p.bias.data(), p.mult.data(), p.r32.data(), p.sh32.data()};
+      if (!int32_out && !residual) plan_float_requant(&p, w, cout, p.taps);
+      DwPackArgs a{w,         cout,          c.kernel_h,   c.kernel_w,
+                   p.bias.data(), p.mult.data(), p.r32.data(), p.sh32.data()};
+      if (p.float_rq) a.fhi = p.fhi.data(), a.flo = p.flo.data();
       const size_t bytes = round_up(static_cast<int64_t>(isa.dw4_pack(a, nullptr)), 64);
       // 1x1 kernels may also run flat (per-channel scales): its constants follow.
       DwFlatPackArgs f{w, cout, static_cast<int>(c.in.strides[2]), p.bias.data(), p.mult.data(),
@@ -830,6 +850,7 @@ struct Dw4Run {
       a.lo = rq.lo, a.hi = rq.hi;
       a.acc = acc;
       a.acc_stride = acc_stride;
+      a.float_requant = p.float_rq;
       isa.dw4_row(a);
       if (!fused) epilogue_row(n, oy, acc);
     }
@@ -855,7 +876,7 @@ void conv_dw4(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const C
   d.span = (g.kh - 1) * g.dh + 1;
   const Buffer* reg = mem.region(c.in.region, c.in.index);
   const bool fused = c.out.dtype == isa::DType::kInt8 && c.out.strides[3] == 1 && !residual &&
-                     rq.shift_ge33;
+                     (rq.shift_ge33 || p.float_rq);
   Dw4Run run{isa,
              c,
              p,

@@ -24,7 +24,8 @@
 // -128) by sign(w, x) (w negated where x < 0, zero where x == 0), which is
 // exact because the plan has no weight equal to -128: pairs are at most
 // 2*128*127. The int32 sums are exact (validator bound). The fused
-// requantization is the S >= 33 form of docs/kernels.md; saturating packs
+// requantization is the S >= 33 form of docs/kernels.md, or float_requant
+// (kernels.h) where the plan proved it exact for the layer; saturating packs
 // then the int8 clamp to [lo, hi] equal clamp(y, lo, hi).
 #ifndef OPENBPU_BPU_SIM_KERNELS_X86_DW4_X86_H_
 #define OPENBPU_BPU_SIM_KERNELS_X86_DW4_X86_H_
@@ -95,6 +96,10 @@ inline size_t pack(const DwPackArgs& a, void* dst) {
         p[0 * lanes + l] = a.bias[ch];
         p[1 * lanes + l] = a.mult[ch];
         p[2 * lanes + l] = a.mult[odd];
+        if (a.fhi != nullptr) {  // float_requant: hi, lo of the lane's own channel
+          std::memcpy(&p[1 * lanes + l], &a.fhi[ch], 4);
+          std::memcpy(&p[2 * lanes + l], &a.flo[ch], 4);
+        }
         p[3 * lanes + l] = a.r32[ch];
         p[4 * lanes + l] = a.sh32[ch];
       }
@@ -113,9 +118,18 @@ inline size_t pack(const DwPackArgs& a, void* dst) {
   return total;
 }
 
-// Vector operations of one width.
+// Vector operations of one width. requant_f is the float_requant of
+// kernels.h: its float operations round as MXCSR says (row() sets it to
+// round down around the kernels that call it).
 struct Y {  // 32 channels
   using V = __m256i;
+  using F = __m256;
+  static F loadf(const void* p) { return _mm256_loadu_ps(static_cast<const float*>(p)); }
+  static V requant_f(V acc, F hi, F lo) {
+    const F a = _mm256_cvtepi32_ps(acc);
+    const F z = _mm256_fmadd_ps(a, hi, _mm256_mul_ps(a, lo));
+    return _mm256_cvtps_epi32(_mm256_add_ps(z, _mm256_set1_ps(0.5f)));
+  }
   static V load(const void* p) { return _mm256_loadu_si256(static_cast<const V*>(p)); }
   static void store(void* p, V v) { _mm256_storeu_si256(static_cast<V*>(p), v); }
   static V zero() { return _mm256_setzero_si256(); }
@@ -152,6 +166,13 @@ struct Y {  // 32 channels
 };
 struct X {  // 16 channels
   using V = __m128i;
+  using F = __m128;
+  static F loadf(const void* p) { return _mm_loadu_ps(static_cast<const float*>(p)); }
+  static V requant_f(V acc, F hi, F lo) {
+    const F a = _mm_cvtepi32_ps(acc);
+    const F z = _mm_fmadd_ps(a, hi, _mm_mul_ps(a, lo));
+    return _mm_cvtps_epi32(_mm_add_ps(z, _mm_set1_ps(0.5f)));
+  }
   static V load(const void* p) { return _mm_loadu_si128(static_cast<const V*>(p)); }
   static void store(void* p, V v) { _mm_storeu_si128(static_cast<V*>(p), v); }
   static V zero() { return _mm_setzero_si128(); }
@@ -224,14 +245,20 @@ inline bool convert(const int8_t* plain, int ngc, int c, int8_t* dst) {
 }
 
 // Requantized int8 channels of one block (natural order) for NP pixels at
-// once: each per-channel constant is loaded once for all of them.
-template <class O, int NP>
-inline void requant(const typename O::V (&acc)[NP][4], const int32_t* par, int lanes,
+// once: each per-channel constant is loaded once for all of them. kFloat:
+// float_requant (the M slots hold hi and lo).
+template <class O, int NP, bool kFloat>
+__attribute__((always_inline)) inline void requant(const typename O::V (&acc)[NP][4], const int32_t* par, int lanes,
                     typename O::V (&r)[NP]) {
   using V = typename O::V;
   V y[NP][4];
   for (int v = 0; v < 4; ++v) {
     const int32_t* p = par + v * 5 * lanes;
+    if constexpr (kFloat) {
+      const typename O::F hi = O::loadf(p + lanes), lo = O::loadf(p + 2 * lanes);
+      for (int k = 0; k < NP; ++k) y[k][v] = O::requant_f(acc[k][v], hi, lo);
+      continue;
+    }
     const V m = O::load(p + lanes), m_odd = O::load(p + 2 * lanes);
     const V r32 = O::load(p + 3 * lanes), sh32 = O::load(p + 4 * lanes);
     for (int k = 0; k < NP; ++k) {
@@ -268,8 +295,8 @@ struct Sink {
 
 // Stores NP consecutive pixels' block, from pixel p: requantized int8
 // (fused) or the raw sums.
-template <class O, int NP>
-inline void finish(const Sink<O>& s, const typename O::V (&acc)[NP][4], const int32_t* par,
+template <class O, int NP, bool kFloat>
+__attribute__((always_inline)) inline void finish(const Sink<O>& s, const typename O::V (&acc)[NP][4], const int32_t* par,
                    int lanes, int p, int width) {
   using V = typename O::V;
   if (s.out == nullptr) {
@@ -277,7 +304,7 @@ inline void finish(const Sink<O>& s, const typename O::V (&acc)[NP][4], const in
     return;
   }
   V r[NP];
-  requant<O, NP>(acc, par, lanes, r);
+  requant<O, NP, kFloat>(acc, par, lanes, r);
   for (int k = 0; k < NP; ++k) {
     const V q = O::min8(O::max8(r[k], s.lo), s.hi);
     int8_t* o = s.out + (p + k) * s.pstride;
@@ -295,7 +322,7 @@ inline void finish(const Sink<O>& s, const typename O::V (&acc)[NP][4], const in
 // kernel height and the groups per kernel row (both parities) at compile
 // time; with stride 1 two adjacent pixels (even and odd first column) read
 // the same groups, loaded once.
-template <class O, class Mac, bool kSigned, int KH, int NG>
+template <class O, class Mac, bool kSigned, bool kFloat, int KH, int NG>
 void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   using V = typename O::V;
   const int kh_n = KH > 0 ? KH : a.kh;
@@ -349,7 +376,7 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
             acc[1][v] = mac(acc[1][v], x, w1 + wo);
           }
       }
-      finish<O, 2>(sink, acc, par, lanes, p, width);
+      finish<O, 2, kFloat>(sink, acc, par, lanes, p, width);
     }
   }
   // Accumulates pixel p (first tap column b = p * stride) into acc.
@@ -373,41 +400,57 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
       V acc[2][4];
       pixel(p, acc[0]);
       pixel(p + 1, acc[1]);
-      finish<O, 2>(sink, acc, par, lanes, p, width);
+      finish<O, 2, kFloat>(sink, acc, par, lanes, p, width);
     }
   }
   for (; p < npix; ++p) {
     V acc[1][4];
     pixel(p, acc[0]);
-    finish<O, 1>(sink, acc, par, lanes, p, width);
+    finish<O, 1, kFloat>(sink, acc, par, lanes, p, width);
   }
 }
 
-template <class O, class Mac, bool kSigned>
+template <class O, class Mac, bool kSigned, bool kFloat>
 void block_row_any(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   if (a.kh == 3 && a.kw == 3)
-    block_row<O, Mac, kSigned, 3, 1>(a, wp, c0, width);
+    block_row<O, Mac, kSigned, kFloat, 3, 1>(a, wp, c0, width);
   else if (a.kh == 5 && a.kw == 5)
-    block_row<O, Mac, kSigned, 5, 2>(a, wp, c0, width);
+    block_row<O, Mac, kSigned, kFloat, 5, 2>(a, wp, c0, width);
   else if (a.kh == 1 && a.kw == 1)
-    block_row<O, Mac, kSigned, 1, 1>(a, wp, c0, width);
+    block_row<O, Mac, kSigned, kFloat, 1, 1>(a, wp, c0, width);
   else
-    block_row<O, Mac, kSigned, 0, 0>(a, wp, c0, width);
+    block_row<O, Mac, kSigned, kFloat, 0, 0>(a, wp, c0, width);
 }
 
-template <class Mac>
-void row(const DwRowArgs& a) {
+// Not inlined: with kFloat it runs between row()'s MXCSR writes, which the
+// compiler does not order against vector float operations it could see.
+template <class Mac, bool kFloat>
+__attribute__((noinline)) void row_blocks(const DwRowArgs& a) {
   const uint8_t* wp = static_cast<const uint8_t*>(a.pack);
   for (int b = 0; b < block_count(a.c); ++b) {
     const Block blk = block(a.c, b);
     if (blk.width == 32)
-      a.nonneg ? block_row_any<Y, Mac, false>(a, wp, blk.c0, 32)
-               : block_row_any<Y, Mac, true>(a, wp, blk.c0, 32);
+      a.nonneg ? block_row_any<Y, Mac, false, kFloat>(a, wp, blk.c0, 32)
+               : block_row_any<Y, Mac, true, kFloat>(a, wp, blk.c0, 32);
     else
-      a.nonneg ? block_row_any<X, Mac, false>(a, wp, blk.c0, 16)
-               : block_row_any<X, Mac, true>(a, wp, blk.c0, 16);
+      a.nonneg ? block_row_any<X, Mac, false, kFloat>(a, wp, blk.c0, 16)
+               : block_row_any<X, Mac, true, kFloat>(a, wp, blk.c0, 16);
     wp += block_bytes(blk.width, a.kh, a.kw);
   }
+}
+
+// float_requant runs with MXCSR rounding toward -infinity (RC = 01), the
+// caller's mode restored after.
+template <class Mac>
+void row(const DwRowArgs& a) {
+  if (a.out == nullptr || !a.float_requant) {
+    row_blocks<Mac, false>(a);
+    return;
+  }
+  const unsigned csr = _mm_getcsr();
+  _mm_setcsr((csr & ~0x6000u) | 0x2000u);
+  row_blocks<Mac, true>(a);
+  _mm_setcsr(csr);
 }
 
 }  // namespace dw4
