@@ -15,8 +15,8 @@
 //   tile requantizes in registers as the AVX2 one does (bias first, high
 //   halves of vpmuldq, saturating packs of two pixels, int8 clamp) and
 //   stores 32 channels per pixel.
-// Depthwise: the dw4 kernel (dw4_x86.h) with vpdpbusd (ymm / xmm, exact: no
-// saturation) instead of vpmaddubsw + vpmaddwd; the flat depthwise and the
+// Depthwise: the dw4 kernel (dw4_x86.h) with vpdpbusd (zmm blocks of 64
+// channels, ymm / xmm for the last ones; exact: no saturation) instead of vpmaddubsw + vpmaddwd; the flat depthwise and the
 // epilogue are the AVX2 ones.
 //
 // Built a second time against SIMDe's portable AVX-512 implementation
@@ -27,6 +27,7 @@
 
 #include "bpu_sim/kernels/kernels.h"
 #include "bpu_sim/kernels/x86/avx512_intrin.h"
+#define OPENBPU_DW4_ZMM 1  // 64-channel dw4 blocks in zmm
 #include "bpu_sim/kernels/x86/dw4_x86.h"
 
 namespace openbpu::sim::kern {
@@ -364,12 +365,13 @@ struct MacVnni {
   static constexpr bool kFlip = true;
   static __m256i dp(__m256i acc, __m256i x, __m256i w) { return _mm256_dpbusd_epi32(acc, x, w); }
   static __m128i dp(__m128i acc, __m128i x, __m128i w) { return _mm_dpbusd_epi32(acc, x, w); }
+  static __m512i dp(__m512i acc, __m512i x, __m512i w) { return _mm512_dpbusd_epi32(acc, x, w); }
   template <class O>
   static typename O::V dot4(typename O::V acc, typename O::V x, typename O::V w, typename O::V) {
     return dp(acc, x, w);
   }
 };
-void dw4_row_vnni(const DwRowArgs& a) { dw4::row<MacVnni>(a); }
+void dw4_row_vnni(const DwRowArgs& a) { dw4::row<MacVnni, 64>(a); }
 
 }  // namespace
 
@@ -384,7 +386,7 @@ void dw4_row_vnni(const DwRowArgs& a) { dw4::row<MacVnni>(a); }
 const ConvIsa& OPENBPU_VNNI_ISA() {
 #define OPENBPU_VNNI_OTHERS                                                              \
   .dw = avx2_isa().dw, .dw_pack = avx2_isa().dw_pack, .epilogue = avx2_isa().epilogue,    \
-  .dw4_cpad = dw4::cpad, .dw4_pack = dw4::pack, .dw4_convert = dw4::convert<true>,             \
+  .dw4_cpad = dw4::cpad<64>, .dw4_pack = dw4::pack<64>, .dw4_convert = dw4::convert<true, 64>,             \
   .dw4_row = dw4_row_vnni, .dwflat_pack = avx2_isa().dwflat_pack, .dwflat = avx2_isa().dwflat
   // Groups of at most 16 output channels (16 x 16 tiles; 8 x 16 for maps
   // of few pixels).
