@@ -60,6 +60,12 @@ struct RequantParams {
   // v + 2^(S-1) < 2^63).
   bool fused64 = false;
   intptr_t res_delta = 0;
+  // float_requant (below) proven exact for every channel (no residual):
+  // fused tiles of ConvIsa::float_gemm kernels use it, with the per-channel
+  // hi / lo constants (natural order, padded like the other arrays).
+  bool float_rq = false;
+  const float* fhi = nullptr;
+  const float* flo = nullptr;
 };
 
 // float_requant: requant(acc, M, S) = floor((acc*M + 2^(S-1)) / 2^S) in
@@ -256,6 +262,7 @@ struct ConvIsa {
   const ConvIsa* narrow16 = nullptr;
   bool sign_abs = false;  // the GEMM takes |x| and sign(w, x): wrong for weights of -128
   bool fused64 = false;  // gemm_q / gemm2_q / gemv_q honor RequantParams::fused64
+  bool float_gemm = false;  // gemm_q / gemm2_q / gemv_q honor RequantParams::float_rq
 };
 
 // Instruction set parts (defined when compiled in for the target).

@@ -396,37 +396,43 @@ TEST(OptConv, FloatRequantIsExact) {
   std::printf("float_requant: %d channels accepted, %d accumulators checked\n", accepted, checked);
 }
 
-// A depthwise convolution the dw4 path requantizes with float_requant:
-// int8 output, no residual, every channel meeting the condition (ratios
-// of a converted model, power-of-two ratios whose results are often exact
-// halves, shifts below 33).
-bool float_dw_case(Rng& r, Case* out) {
+// A convolution whose fused requantization can be float_requant: int8
+// output, no residual, every channel meeting the condition (ratios of a
+// converted model, power-of-two ratios whose results are often exact
+// halves, shifts below 33). Depthwise (dw4) or dense (the GEMM tiles: 8x32,
+// 16x16 for <= 16 output channels, one pixel).
+bool float_rq_case(Rng& r, bool dense, Case* out) {
   isa::Conv c;
   const int C = r.pick<int>({1, 5, 8, 16, 17, 24, 32, 40, 48, 64, 72, 96, 100});
-  const int k = r.pick<int>({1, 3, 3, 5});
+  const int cin = dense ? r.pick<int>({3, 8, 16, 24, 32, 64}) : C;
+  const int k = dense ? r.pick<int>({1, 1, 3}) : r.pick<int>({1, 3, 3, 5});
   c.kernel_h = c.kernel_w = k;
-  c.groups = C;
+  c.groups = dense ? 1 : C;
   c.stride_h = c.stride_w = r.pick<int>({1, 1, 2});
   c.pad_top = c.pad_left = r.uniform(k == 1 ? 1 : 0, k / 2 + (k == 1));
   c.pad_bottom = c.pad_right = r.uniform(0, k / 2);
-  const int ih = r.uniform(1, 14), iw = r.uniform(1, 20);
-  const int oh = (ih + c.pad_top + c.pad_bottom - k) / c.stride_h + 1;
-  const int ow = (iw + c.pad_left + c.pad_right - k) / c.stride_w + 1;
+  const bool one_px = dense && r.chance(0.2);
+  const int ih = one_px ? 1 : r.uniform(1, 14), iw = one_px ? 1 : r.uniform(1, 20);
+  if (one_px) c.pad_top = c.pad_left = c.pad_bottom = c.pad_right = 0, c.kernel_h = c.kernel_w = 1;
+  const int kk = one_px ? 1 : k;
+  const int oh = (ih + c.pad_top + c.pad_bottom - kk) / c.stride_h + 1;
+  const int ow = (iw + c.pad_left + c.pad_right - kk) / c.stride_w + 1;
   if (oh < 1 || ow < 1) return false;
   Case cs;
   Arena& a = cs.arena;
-  c.in = place(r, &a.input, isa::Region::kInput, isa::DType::kInt8, {1, ih, iw, C}, true);
+  c.in = place(r, &a.input, isa::Region::kInput, isa::DType::kInt8, {1, ih, iw, cin}, true);
   if (r.chance(0.3))
     for (size_t i = c.in.offset; i < a.input.size(); ++i) a.input[i] &= 0x7f;
   c.out = place(r, &a.output, isa::Region::kOutput, isa::DType::kInt8, {1, oh, ow, C}, false);
-  std::vector<int8_t> w(static_cast<size_t>(C * k * k));
+  const int taps = kk * kk * (dense ? cin : 1);
+  std::vector<int8_t> w(static_cast<size_t>(C * taps));
   for (auto& v : w) v = static_cast<int8_t>(r.chance(0.1) ? r.pick<int>({-127, 127}) : r.uniform(-127, 127));
   std::vector<int32_t> b(static_cast<size_t>(C)), m(static_cast<size_t>(C));
   std::vector<int8_t> sh(static_cast<size_t>(C));
   const int mode = r.uniform(0, 2);
   for (int co = 0; co < C; ++co) {
     int64_t sum = 0;
-    for (int t = 0; t < k * k; ++t) sum += std::abs(w[co * k * k + t]);
+    for (int t = 0; t < taps; ++t) sum += std::abs(w[co * taps + t]);
     b[co] = r.uniform(-30000, 30000);
     int32_t mm, ss;
     if (mode == 0) {  // s_in * s_w / s_out of a converted layer
@@ -453,7 +459,8 @@ bool float_dw_case(Rng& r, Case* out) {
   cs.ins.body = c;
   std::string err;
   if (!validate_instruction(cs.ins, a.layout(), &err)) return false;
-  cs.desc = "float dw C" + std::to_string(C) + " k" + std::to_string(k) + " s" +
+  cs.desc = std::string(dense ? "float dense cin " + std::to_string(cin) : "float dw") + " C" +
+            std::to_string(C) + " k" + std::to_string(kk) + " s" +
             std::to_string(c.stride_h) + " " + std::to_string(ih) + "x" + std::to_string(iw) +
             " mode " + std::to_string(mode);
   *out = std::move(cs);
@@ -466,7 +473,7 @@ TEST(OptConv, Fp32RequantMatchesReference) {
   int done = 0;
   while (done < case_count() / 2) {
     Case cs;
-    if (!float_dw_case(r, &cs)) continue;
+    if (!float_rq_case(r, done % 2 == 1, &cs)) continue;
     ++done;
     for (const KernelTable* t : tables) {
       set_sim_threads(done % 4 == 0 ? 2 : 1);

@@ -440,6 +440,9 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
     return plan;
   }
 
+  // Before the VNNI compensation below changes the bias.
+  if (isa.float_gemm && !int32_out && !residual) plan_float_requant(&p, w, cout, k_per_co);
+
   // GEMM weights: per group, per NR block: [tap][cin_pad/kg][NR][kg]. With
   // few input channels per group the taps are gathered per pixel (im2col)
   // and the weights [co][kh][kw][ci] are already one K-long row per channel.
@@ -593,6 +596,8 @@ RequantParams make_rq(const ConvPlan& p, const isa::Conv& c, bool int32_out, boo
   if (rq.lo > rq.hi) rq.lo = rq.hi;  // clamp(v, lo, hi) with lo > hi is hi
   rq.fits32 = int32_out || (!residual && p.m_le_2s);
   rq.vector_safe = !(residual && p.has_s63);
+  rq.float_rq = p.float_rq && !residual && !int32_out;
+  rq.fhi = p.fhi.data(), rq.flo = p.flo.data();
   return rq;
 }
 
@@ -1361,7 +1366,8 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
                const RequantParams& rq_in, bool residual, bool transposed) {
   const Geometry g = geometry(c);
   RequantParams rq = rq_in;
-  if ((residual || !rq.shift_ge33) && fusable64(isa, c, p, residual)) {
+  if (!isa.float_gemm) rq.float_rq = false;
+  if ((residual || !rq.shift_ge33) && !rq.float_rq && fusable64(isa, c, p, residual)) {
     rq.fused64 = true;
     // (addresses as integers: the residual and the output may be different buffers)
     if (residual)
@@ -1369,9 +1375,11 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
                                            reinterpret_cast<uintptr_t>(mem.ptr(c.out)));
   }
   // Requantization in the tile kernel: int8 output with channel stride 1,
-  // and every S >= 33 without a residual, or the ISA's 64-bit form.
+  // and every S >= 33 without a residual, float_requant, or the ISA's
+  // 64-bit form.
   const bool fused = isa.gemm_q != nullptr && c.out.dtype == isa::DType::kInt8 &&
-                     c.out.strides[3] == 1 && (rq.fused64 || (!residual && rq.shift_ge33));
+                     c.out.strides[3] == 1 &&
+                     (rq.fused64 || (!residual && (rq.shift_ge33 || rq.float_rq)));
   GemmRun r{isa, c, p, rq, g, residual, transposed, fused,
             c.out.strides[3] == 1 && (!residual || c.residual.strides[3] == 1)};
   r.es = isa.esize;
