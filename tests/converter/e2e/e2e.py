@@ -52,7 +52,7 @@ class Case:
                  mean=None, std=None, cal="default", data="photos", n_cal=8, n_test=24,
                  min_cos=0.99, min_agree=None, extra_yaml="", int_accuracy_labels=False, max_acc_drop=0.02,
                  text_map=False, centered=False, checker=None, model_info=None, log=None, min_ctc=None,
-                 cal_dtype="uint8", yaml_hook=None):
+                 cal_dtype="uint8", yaml_hook=None, min_centered=None):
         self.name, self.model, self.march = name, model, march
         self.input_name, self.shape = input_name, shape
         self.rt, self.train, self.layout_rt = rt, train, layout_rt
@@ -67,6 +67,8 @@ class Case:
         # outputs; random-weight models' outputs barely depend on the input,
         # and for a 2-class softmax it only repeats the top-1 agreement).
         self.centered = centered
+        # A bound of its own for the centered cosine (instead of min_cos).
+        self.min_centered = min_cos if centered and min_centered is None else min_centered
         # Regular expressions hb_mapper checker's log must contain.
         self.checker = checker or []
         # Regular expressions `hrt_model_exec model_info` on the .bin must
@@ -171,26 +173,36 @@ CASES = {
     # A CPU operator with an omitted optional output before a used one.
     "lstm_absent_output": Case("lstm_absent_output", "gen:lstm", "bernoulli2", "input", (1, 3, 8, 8),
                                rt="featuremap", train="featuremap", layout_rt="NCHW", cal="max", min_cos=0.99),
-    # torchvision exports (random weights, BatchNorm statistics from photos):
-    # each with NV12 + mean/scale and with featuremap input, max and default
-    # calibration between them.
+    # torchvision exports (random weights, exact BatchNorm statistics of
+    # photos, export_models.py): each with NV12 + mean/scale and with
+    # featuremap input, max and default calibration between them. Bounds from
+    # the measurements of 2026-11-28 (mean / centered cosine): mobilenet_v2
+    # NV12 0.9685 / 0.7325, featuremap 0.9688 / 0.7492 (PyTorch FX PTQ of the
+    # same network is no better: ptq_peer.py, docs/converter.md "Same-run
+    # peer"); resnet18 featuremap 0.99888 / 0.99033, NV12 0.99831 / 0.98519;
+    # the detector's two outputs >= 0.99747 / 0.99693.
     "mobilenet_v2_nv12": Case("mobilenet_v2_nv12", "mobilenet_v2.onnx", "bernoulli2", "input", (1, 3, 224, 224),
-                              rt="nv12", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="max"),
+                              rt="nv12", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="max",
+                              min_cos=0.96, min_centered=0.70),
     "mobilenet_v2_featuremap": Case("mobilenet_v2_featuremap", "mobilenet_v2.onnx", "bayes-e", "input",
                                     (1, 3, 224, 224), rt="featuremap", train="featuremap", layout_rt="NCHW",
-                                    cal="default"),
+                                    cal="default", min_cos=0.96, min_centered=0.70),
     "resnet18_featuremap": Case("resnet18_featuremap", "resnet18.onnx", "bayes-e", "input", (1, 3, 224, 224),
                                 rt="featuremap", train="featuremap", layout_rt="NCHW", cal="default",
+                                min_cos=0.998, min_centered=0.985,
                                 model_info=[r"valid shape: \(1,1000,1,1,\)\naligned shape: \(1,1000,1,1,\)\n"
                                             r"aligned byte size: 4000\ntensor type: HB_DNN_TENSOR_TYPE_F32\n"
                                             r"tensor layout: HB_DNN_LAYOUT_NCHW\nquanti type: NONE\n"
                                             r"stride: \(4000,4,4,4,\)"]),
     "resnet18_nv12": Case("resnet18_nv12", "resnet18.onnx", "bernoulli2", "input", (1, 3, 224, 224),
-                          rt="nv12", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="max"),
+                          rt="nv12", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="max",
+                          min_cos=0.997, min_centered=0.975),
     "detector_nv12": Case("detector_nv12", "detector.onnx", "bernoulli2", "input", (1, 3, 128, 128),
-                          rt="nv12", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="default"),
+                          rt="nv12", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="default",
+                          min_cos=0.995, min_centered=0.99),
     "detector_featuremap": Case("detector_featuremap", "detector.onnx", "nash-e", "input", (1, 3, 128, 128),
-                                rt="featuremap", train="featuremap", layout_rt="NCHW", cal="max"),
+                                rt="featuremap", train="featuremap", layout_rt="NCHW", cal="max",
+                                min_cos=0.995, min_centered=0.99),
     # A small ViT-style network built in PyTorch (gen_attention.py): patch
     # embedding, multi-head attention, MLP with GELU, a ConvNeXt-style block;
     # LayerNorm and GELU decomposed (opset 13) as the fusion passes see them;
@@ -227,7 +239,8 @@ CASES = {
                                    cal="default", cal_dtype="float32", min_cos=0.999,
                                    yaml_hook=gen_convnext.zoo_yaml, checker=[r"has 1 BPU subgraph"]),
     "detector_rgb": Case("detector_rgb", "detector.onnx", "bernoulli2", "input", (1, 3, 128, 128),
-                         rt="rgb", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="kl"),
+                         rt="rgb", train="rgb", mean=IMAGENET_MEAN, std=IMAGENET_STD, cal="kl",
+                         min_cos=0.995, min_centered=0.99),
 }
 
 
@@ -697,12 +710,13 @@ def run_case(case, args):
         mean_ref = np.mean([r[k] for r in refs], axis=0)
         c = np.array([cosine(refs[i][k], gots[i][k]) for i in range(nt)])
         cc = np.array([cosine(refs[i][k] - mean_ref, gots[i][k] - mean_ref) for i in range(nt)])
-        print("output %-16s cosine vs ORT: mean %.6f min %.6f; centered: mean %.6f min %.6f (bound: %s >= %g)"
-              % (o, c.mean(), c.min(), cc.mean(), cc.min(), "means" if case.centered else "mean", case.min_cos))
+        print("output %-16s cosine vs ORT: mean %.6f min %.6f; centered: mean %.6f min %.6f (bound: mean >= %g%s)"
+              % (o, c.mean(), c.min(), cc.mean(), cc.min(), case.min_cos,
+                 "" if case.min_centered is None else ", centered mean >= %g" % case.min_centered))
         if c.mean() < case.min_cos:
             failures.append("output %s: mean cosine %.6f < %g" % (o, c.mean(), case.min_cos))
-        if case.centered and cc.mean() < case.min_cos:
-            failures.append("output %s: mean centered cosine %.6f < %g" % (o, cc.mean(), case.min_cos))
+        if case.min_centered is not None and cc.mean() < case.min_centered:
+            failures.append("output %s: mean centered cosine %.6f < %g" % (o, cc.mean(), case.min_centered))
     if case.text_map:
         # DB post-processing binarizes the map at 0.3: the masks must agree.
         inter = union = 0

@@ -6,8 +6,9 @@ torchvision mobilenet_v2 and resnet18, a small detector-like net with
 upsampling and concatenation, and MobileNetV1 (the network of the reference
 documents' RDK X3 timing figures, tests/tools: opset 13 so that its 4-D
 Softmax stays one node, as in the vendor's Caffe model). No pretrained weights are available offline:
-weights are random (fixed seed) and the BatchNorm statistics are warmed up on
-real images (skimage's sample photos) so activations keep a realistic range.
+weights are random (fixed seed) and the BatchNorm statistics are the exact
+statistics of real images (skimage's sample photos, exact_bn) so activations
+keep a realistic range.
 
 usage: export_models.py <output dir> [--opset N]
 """
@@ -90,17 +91,34 @@ class MobileNetV1(nn.Module):
         return torch.softmax(self.fc7(self.pool(self.features(x))), dim=1)
 
 
-def warm_bn(model, images):
-    """BatchNorm statistics from the photos, computed in float64 and rounded
-    to float32 once: PyTorch's float32 kernels sum in an order that depends
-    on the CPU's vector ISA (AVX2 vs AVX-512 give different last bits), so
-    float32 statistics would make the exported model, and every .bin digest
-    recorded from it (tests/converter/e2e/bin_digests.txt), machine-dependent."""
-    model.double().train()
+def exact_bn(model, images):
+    """BatchNorm statistics from the photos: each BatchNorm layer's running
+    mean and variance become the exact mean and (biased) variance of its
+    input over the photo batch, layer by layer in forward order, so that each
+    layer sees its upstream layers already corrected (one eval-mode pass; a
+    hook sets a layer's statistics just before it normalizes). Every channel
+    then leaves its BatchNorm with mean beta and standard deviation about
+    gamma on these photos, as in a trained network, where a momentum warm-up
+    from (0, 1) left most of the initial statistics in place.
+
+    Computed in float64 and rounded to float32 once: PyTorch's float32
+    kernels sum in an order that depends on the CPU's vector ISA (AVX2 vs
+    AVX-512 give different last bits), so float32 statistics would make the
+    exported model, and every .bin digest recorded from it
+    (tests/converter/e2e/bin_digests.txt), machine-dependent."""
+    def set_stats(bn, inputs):
+        x = inputs[0]
+        bn.running_mean.copy_(x.mean(dim=(0, 2, 3)))
+        bn.running_var.copy_(x.var(dim=(0, 2, 3), unbiased=False))
+
+    model.double().eval()
+    bns = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
+    hooks = [bn.register_forward_pre_hook(set_stats) for bn in bns]
     with torch.no_grad():
-        for _ in range(3):
-            model(normalize(images.double()))
-    model.float().eval()
+        model(normalize(images.double()))
+    for h in hooks:
+        h.remove()
+    model.float()
 
 
 def main():
@@ -121,7 +139,7 @@ def main():
         size = 128 if name == "detector" else 224
         imgs = torch.nn.functional.interpolate(images.double(), size=(size, size), mode="bilinear",
                                                align_corners=False)
-        warm_bn(model, imgs)
+        exact_bn(model, imgs)
         x = torch.zeros(1, 3, size, size)
         out_names = {"detector": ["cls", "box"], "mobilenet_v1": ["prob"]}.get(name, ["logits"])
         opset = max(args.opset, 13) if name == "mobilenet_v1" else args.opset
