@@ -195,6 +195,12 @@ struct DwFlatPackArgs {
   const int8_t* w;  // [C]
   int c, p;
   const int32_t *bias, *mult, *r32, *sh32;
+  // float_requant constants (natural order) when the plan proved it, else
+  // nullptr; a pack that lays out a float_requant kernel (exact for any S)
+  // sets *float_out (when not nullptr) to true.
+  const float* fhi = nullptr;
+  const float* flo = nullptr;
+  bool* float_out = nullptr;
 };
 struct DwFlatArgs {
   const int8_t* in;

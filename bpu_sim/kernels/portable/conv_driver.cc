@@ -263,6 +263,7 @@ struct ConvPlan {
   bool dw4 = false;  // depthwise through ConvIsa::dw4_row (no weight is -128)
   int dw4_cp = 0;
   size_t flat_bytes = 0, flat_off = 0;  // depthwise 1x1: ConvIsa::dwflat constants in w
+  bool flat_float = false;  // the dwflat pack uses float_requant (any S)
   AlignedBuf w;
   std::vector<int32_t> bias, mult, rmult, m_odd, rm_odd, r32, sh32, s32;
   std::vector<int64_t> c1, s64, off;
@@ -425,6 +426,8 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
       // 1x1 kernels may also run flat (per-channel scales): its constants follow.
       DwFlatPackArgs f{w, cout, static_cast<int>(c.in.strides[2]), p.bias.data(), p.mult.data(),
                        p.r32.data(), p.sh32.data()};
+      if (p.float_rq) f.fhi = p.fhi.data(), f.flo = p.flo.data();
+      f.float_out = &p.flat_float;
       if (isa.dwflat_pack != nullptr && c.kernel_h == 1 && c.kernel_w == 1 &&
           c.in.strides[2] >= cout && c.in.strides[2] <= 256)
         p.flat_bytes = isa.dwflat_pack(f, nullptr);
@@ -926,7 +929,8 @@ bool conv_dwflat(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, cons
   // padded pixels are bias-only results): the flat run covers only the
   // input's pixels, so those take the dw4 path.
   const bool same_map = c.out.dims[0] == c.in.dims[0] && c.out.dims[1] == H && c.out.dims[2] == W;
-  if (p.flat_bytes == 0 || residual || !rq.shift_ge33 || c.out.dtype != isa::DType::kInt8 ||
+  if (p.flat_bytes == 0 || residual || !(rq.shift_ge33 || p.flat_float) ||
+      c.out.dtype != isa::DType::kInt8 ||
       c.stride_h != 1 || c.stride_w != 1 || c.pad_top != 0 || c.pad_left != 0 ||
       c.pad_bottom != 0 || c.pad_right != 0 || !same_map || !dense(c.in) || !dense(c.out))
     return false;
