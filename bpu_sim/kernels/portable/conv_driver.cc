@@ -781,6 +781,26 @@ void dw4_fill_row(const isa::Conv& c, const Geometry& g, const Dw4Geometry& d, i
     return;
   }
   const int64_t words = (C + 7) / 8;
+  const int64_t pstride = st[2], pl = g.pl;
+  if (st[3] == 1 && x1 > x0 && cp % 8 == 0 &&
+      reinterpret_cast<const uint8_t*>(row + (x1 - 1 - pl) * pstride) + words * 8 <= src_end) {
+    // Every pixel's whole words lie in the region: cp / 8 words per pixel,
+    // the input's words (the last one masked to channel C - 1), then zeros;
+    // everything in locals (the int8 stores could alias the arguments).
+    const int64_t cw = cp / 8;
+    const uint64_t last = C % 8 != 0 ? (uint64_t{1} << (8 * (C % 8))) - 1 : ~uint64_t{0};
+    const int8_t* s = row + (x0 - pl) * pstride;
+    int8_t* o = dst + x0 * cp;
+    for (int64_t x = x0; x < x1; ++x, s += pstride, o += cp) {
+      for (int64_t k = 0; k < cw; ++k) {
+        uint64_t v = 0;
+        if (k < words) std::memcpy(&v, s + 8 * k, 8);
+        if (k == words - 1) v &= last;
+        std::memcpy(o + 8 * k, &v, 8);
+      }
+    }
+    return;
+  }
   for (int64_t x = x0; x < x1; ++x) {
     const int8_t* s = row + (x - g.pl) * st[2];
     int8_t* o = dst + x * cp;
