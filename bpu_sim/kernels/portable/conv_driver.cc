@@ -27,6 +27,7 @@
 // after the first one allocates nothing.
 #include <algorithm>
 #include <atomic>
+#include <cfenv>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -1313,7 +1314,24 @@ void GemmRun::epilogue(int64_t px0, int64_t npx, int co0, int nvalid, const int3
   }
 }
 
+// Rounding toward -infinity for the life of the object when `on` (the
+// float_requant tiles of ConvIsa::float_mxcsr), the previous mode after.
+struct RoundDown {
+  int old = -1;
+  explicit RoundDown(bool on) {
+    if (!on) return;
+    old = std::fegetround();
+    std::fesetround(FE_DOWNWARD);
+  }
+  ~RoundDown() {
+    if (old != -1) std::fesetround(old);
+  }
+  RoundDown(const RoundDown&) = delete;
+  RoundDown& operator=(const RoundDown&) = delete;
+};
+
 void GemmRun::task(int ti) const {
+  const RoundDown rd(fused && rq.float_rq && isa.float_mxcsr);
   const int split = ti % nsplit;
   const int64_t chunk = (ti / nsplit) % chunks;
   const int grp = static_cast<int>(ti / nsplit / chunks);
