@@ -195,6 +195,12 @@ struct DwFlatPackArgs {
   const int8_t* w;  // [C]
   int c, p;
   const int32_t *bias, *mult, *r32, *sh32;
+  // float_requant constants (natural order) when the plan proved it, else
+  // nullptr; a pack that lays out a float_requant kernel (exact for any S)
+  // sets *float_out (when not nullptr) to true.
+  const float* fhi = nullptr;
+  const float* flo = nullptr;
+  bool* float_out = nullptr;
 };
 struct DwFlatArgs {
   const int8_t* in;
@@ -263,6 +269,9 @@ struct ConvIsa {
   bool sign_abs = false;  // the GEMM takes |x| and sign(w, x): wrong for weights of -128
   bool fused64 = false;  // gemm_q / gemm2_q / gemv_q honor RequantParams::fused64
   bool float_gemm = false;  // gemm_q / gemm2_q / gemv_q honor RequantParams::float_rq
+  // Those float_requant tiles round as MXCSR says: the driver sets rounding
+  // toward -infinity around each task that runs them (and restores it).
+  bool float_mxcsr = false;
 };
 
 // Instruction set parts (defined when compiled in for the target).

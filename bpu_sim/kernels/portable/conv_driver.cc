@@ -27,6 +27,7 @@
 // after the first one allocates nothing.
 #include <algorithm>
 #include <atomic>
+#include <cfenv>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -263,6 +264,7 @@ struct ConvPlan {
   bool dw4 = false;  // depthwise through ConvIsa::dw4_row (no weight is -128)
   int dw4_cp = 0;
   size_t flat_bytes = 0, flat_off = 0;  // depthwise 1x1: ConvIsa::dwflat constants in w
+  bool flat_float = false;  // the dwflat pack uses float_requant (any S)
   AlignedBuf w;
   std::vector<int32_t> bias, mult, rmult, m_odd, rm_odd, r32, sh32, s32;
   std::vector<int64_t> c1, s64, off;
@@ -425,6 +427,8 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
       // 1x1 kernels may also run flat (per-channel scales): its constants follow.
       DwFlatPackArgs f{w, cout, static_cast<int>(c.in.strides[2]), p.bias.data(), p.mult.data(),
                        p.r32.data(), p.sh32.data()};
+      if (p.float_rq) f.fhi = p.fhi.data(), f.flo = p.flo.data();
+      f.float_out = &p.flat_float;
       if (isa.dwflat_pack != nullptr && c.kernel_h == 1 && c.kernel_w == 1 &&
           c.in.strides[2] >= cout && c.in.strides[2] <= 256)
         p.flat_bytes = isa.dwflat_pack(f, nullptr);
@@ -778,6 +782,26 @@ void dw4_fill_row(const isa::Conv& c, const Geometry& g, const Dw4Geometry& d, i
     return;
   }
   const int64_t words = (C + 7) / 8;
+  const int64_t pstride = st[2], pl = g.pl;
+  if (st[3] == 1 && x1 > x0 && cp % 8 == 0 &&
+      reinterpret_cast<const uint8_t*>(row + (x1 - 1 - pl) * pstride) + words * 8 <= src_end) {
+    // Every pixel's whole words lie in the region: cp / 8 words per pixel,
+    // the input's words (the last one masked to channel C - 1), then zeros;
+    // everything in locals (the int8 stores could alias the arguments).
+    const int64_t cw = cp / 8;
+    const uint64_t last = C % 8 != 0 ? (uint64_t{1} << (8 * (C % 8))) - 1 : ~uint64_t{0};
+    const int8_t* s = row + (x0 - pl) * pstride;
+    int8_t* o = dst + x0 * cp;
+    for (int64_t x = x0; x < x1; ++x, s += pstride, o += cp) {
+      for (int64_t k = 0; k < cw; ++k) {
+        uint64_t v = 0;
+        if (k < words) std::memcpy(&v, s + 8 * k, 8);
+        if (k == words - 1) v &= last;
+        std::memcpy(o + 8 * k, &v, 8);
+      }
+    }
+    return;
+  }
   for (int64_t x = x0; x < x1; ++x) {
     const int8_t* s = row + (x - g.pl) * st[2];
     int8_t* o = dst + x * cp;
@@ -926,7 +950,8 @@ bool conv_dwflat(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, cons
   // padded pixels are bias-only results): the flat run covers only the
   // input's pixels, so those take the dw4 path.
   const bool same_map = c.out.dims[0] == c.in.dims[0] && c.out.dims[1] == H && c.out.dims[2] == W;
-  if (p.flat_bytes == 0 || residual || !rq.shift_ge33 || c.out.dtype != isa::DType::kInt8 ||
+  if (p.flat_bytes == 0 || residual || !(rq.shift_ge33 || p.flat_float) ||
+      c.out.dtype != isa::DType::kInt8 ||
       c.stride_h != 1 || c.stride_w != 1 || c.pad_top != 0 || c.pad_left != 0 ||
       c.pad_bottom != 0 || c.pad_right != 0 || !same_map || !dense(c.in) || !dense(c.out))
     return false;
@@ -1289,7 +1314,24 @@ void GemmRun::epilogue(int64_t px0, int64_t npx, int co0, int nvalid, const int3
   }
 }
 
+// Rounding toward -infinity for the life of the object when `on` (the
+// float_requant tiles of ConvIsa::float_mxcsr), the previous mode after.
+struct RoundDown {
+  int old = -1;
+  explicit RoundDown(bool on) {
+    if (!on) return;
+    old = std::fegetround();
+    std::fesetround(FE_DOWNWARD);
+  }
+  ~RoundDown() {
+    if (old != -1) std::fesetround(old);
+  }
+  RoundDown(const RoundDown&) = delete;
+  RoundDown& operator=(const RoundDown&) = delete;
+};
+
 void GemmRun::task(int ti) const {
+  const RoundDown rd(fused && rq.float_rq && isa.float_mxcsr);
   const int split = ti % nsplit;
   const int64_t chunk = (ti / nsplit) % chunks;
   const int grp = static_cast<int>(ti / nsplit / chunks);

@@ -41,12 +41,28 @@ inline __m256i rq_ge33(__m256i acc, const RequantParams& q, int co) {
   const __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(e, 32), o, 0xAA);
   return _mm256_srav_epi32(_mm256_add_epi32(h, ld8(q.r32 + co)), ld8(q.sh32 + co));
 }
+// float_requant (kernels.h) of 8 channels; the float operations round as
+// MXCSR says: the driver sets rounding down (ConvIsa::float_mxcsr).
+inline __m256i rq_float(__m256i acc, __m256 hi, __m256 lo) {
+  const __m256 x = _mm256_cvtepi32_ps(acc);
+  const __m256 z = _mm256_fmadd_ps(x, hi, _mm256_mul_ps(x, lo));
+  return _mm256_cvtps_epi32(_mm256_add_ps(z, _mm256_set1_ps(0.5f)));
+}
 // NV = 2: 16 channels per pixel, two pixels per 32-byte result; NV = 1: 8
-// channels, two pixels per 16 bytes.
-template <int MR, int NV>
+// channels, two pixels per 16 bytes. kFloat: float_requant (its constants
+// loaded once per tile), else the S >= 33 form.
+template <int MR, int NV, bool kFloat>
 inline void store_q(__m256i (&acc)[MR][NV], const GemmArgs& a) {
   const RequantParams& q = *a.rq;
   const int co = a.co0;
+  __m256 fh[NV], fl[NV];
+  for (int v = 0; v < NV; ++v) {
+    fh[v] = kFloat ? _mm256_loadu_ps(q.fhi + co + 8 * v) : _mm256_setzero_ps();
+    fl[v] = kFloat ? _mm256_loadu_ps(q.flo + co + 8 * v) : _mm256_setzero_ps();
+  }
+  auto rq = [&](__m256i x, int v) __attribute__((always_inline)) {
+    return kFloat ? rq_float(x, fh[v], fl[v]) : rq_ge33(x, q, co + 8 * v);
+  };
   const __m256i lo = _mm256_set1_epi8(static_cast<char>(q.lo)),
                 hi = _mm256_set1_epi8(static_cast<char>(q.hi));
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
@@ -55,16 +71,15 @@ inline void store_q(__m256i (&acc)[MR][NV], const GemmArgs& a) {
     const int m1 = m + 1 < MR ? m + 1 : m;
     __m256i b;
     if (NV == 2) {
-      const __m256i pa = _mm256_packs_epi32(rq_ge33(acc[m][0], q, co), rq_ge33(acc[m][NV - 1], q, co + 8));
-      const __m256i pb = m1 == m ? pa
-                                 : _mm256_packs_epi32(rq_ge33(acc[m1][0], q, co),
-                                                      rq_ge33(acc[m1][NV - 1], q, co + 8));
+      const __m256i pa = _mm256_packs_epi32(rq(acc[m][0], 0), rq(acc[m][NV - 1], NV - 1));
+      const __m256i pb =
+          m1 == m ? pa : _mm256_packs_epi32(rq(acc[m1][0], 0), rq(acc[m1][NV - 1], NV - 1));
       b = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(pa, pb), order);
     } else {
       // [a0-3, b0-3 | a4-7, b4-7] int16, then bytes; dwords 0, 4, 1, 5 are
       // a0-3, a4-7, b0-3, b4-7.
-      const __m256i ya = rq_ge33(acc[m][0], q, co);
-      const __m256i p = _mm256_packs_epi32(ya, m1 == m ? ya : rq_ge33(acc[m1][0], q, co));
+      const __m256i ya = rq(acc[m][0], 0);
+      const __m256i p = _mm256_packs_epi32(ya, m1 == m ? ya : rq(acc[m1][0], 0));
       b = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p, p), order);
     }
     b = _mm256_min_epi8(_mm256_max_epi8(b, lo), hi);
@@ -93,7 +108,10 @@ inline void init_acc(__m256i (&acc)[MR][NV], const GemmArgs& a) {
 template <int MR, int NV, bool kFused>
 inline void finish(__m256i (&acc)[MR][NV], const GemmArgs& a) {
   if (kFused) {
-    store_q<MR, NV>(acc, a);
+    if (a.rq->float_rq)
+      store_q<MR, NV, true>(acc, a);
+    else
+      store_q<MR, NV, false>(acc, a);
     return;
   }
   for (int m = 0; m < MR; ++m)
@@ -478,13 +496,15 @@ const ConvIsa& avx2_isa() {
       .name = "avx2-u8-n8", .mr = 8, .nr = 8, .kg = 4, .kpad = 4, .esize = 1,
       .fmt = InputFormat::kS8, .gemm = gemm_k4_s8<8, 1, false>, .mr2 = 6,
       .gemm2 = gemm_k4_s8<6, 1, false>, .gemm_q = gemm_k4_s8<8, 1, false, true>,
-      .gemm2_q = gemm_k4_s8<6, 1, false, true>, OPENBPU_AVX2_DW,
+      .gemm2_q = gemm_k4_s8<6, 1, false, true>, OPENBPU_AVX2_DW, .float_gemm = true,
+      .float_mxcsr = true,
   };
   static const ConvIsa s8_n8 = {
       .name = "avx2-s8-n8", .mr = 8, .nr = 8, .kg = 4, .kpad = 4, .esize = 1,
       .fmt = InputFormat::kS8, .gemm = gemm_k4_s8<8, 1, true>, .mr2 = 6,
       .gemm2 = gemm_k4_s8<6, 1, true>, .gemm_q = gemm_k4_s8<8, 1, true, true>,
       .gemm2_q = gemm_k4_s8<6, 1, true, true>, OPENBPU_AVX2_DW, .sign_abs = true,
+      .float_gemm = true, .float_mxcsr = true,
   };
   // Inputs without negative values (5 x 16: 10 accumulators + 2 weights +
   // ones + broadcast + temporary, no spill).
@@ -493,13 +513,14 @@ const ConvIsa& avx2_isa() {
       .fmt = InputFormat::kS8, .gemm = gemm_k4_s8<5, 2, false>, .mr2 = 4,
       .gemm2 = gemm_k4_s8<4, 2, false>, .gemm_q = gemm_k4_s8<5, 2, false, true>,
       .gemm2_q = gemm_k4_s8<4, 2, false, true>, OPENBPU_AVX2_DW, .narrow = &u8_n8,
+      .float_gemm = true, .float_mxcsr = true,
   };
   // Any input and weight: int16 data, vpmaddwd.
   static const ConvIsa isa = {
       .name = "avx2", .mr = 6, .nr = kNr, .kg = 2, .kpad = 2, .esize = 2,
       .fmt = InputFormat::kS16, .gemm = gemm_k2<6>, .mr2 = 5, .gemm2 = gemm_k2<5>,
       .gemm_q = gemm_k2<6, true>, .gemm2_q = gemm_k2<5, true>, OPENBPU_AVX2_DW, .nonneg = &u8,
-      .signed8 = &s8_n8,
+      .signed8 = &s8_n8, .float_gemm = true, .float_mxcsr = true,
   };
 #undef OPENBPU_AVX2_DW
   return isa;

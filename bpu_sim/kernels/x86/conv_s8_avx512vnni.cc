@@ -433,6 +433,101 @@ void gemm16_k4_vnni(const GemmArgs& a) {
   gemm_tile16<kFused>(a, std::make_integer_sequence<int, MR>{});
 }
 
+// Flat depthwise (kernels.h, DwFlatArgs) with float_requant, 64 bytes per
+// step: a 64-byte header (int32 format: 1 float_requant, 0 the avx2 integer
+// pack follows), then per 64-byte chunk of one period of lcm(P, 64) bytes
+// and per 16-byte quarter the lanes' w, bias, hi, lo as floats, then the
+// 64-bit mask of the bytes to write (channel < C). float(x) * w + bias is
+// an integer of at most 2^24 in magnitude (the plan's bound), so the first
+// fma is exact; the rest is float_requant with embedded rounding down.
+constexpr size_t kFlatHeader = 64, kFlatChunk = 4 * 4 * 64 + 64;
+int flat_period64(int p) {
+  int period = 64;
+  while (period % p != 0) period += 64;
+  return period;
+}
+size_t dwflat_pack_vnni(const DwFlatPackArgs& a, void* dst) {
+  const int period = flat_period64(a.p);
+#if defined(OPENBPU_KERNELS_SIMDE)  // no embedded rounding in Debian's SIMDe
+  const bool fl = false;
+#else
+  const bool fl = a.fhi != nullptr && period <= 1024;
+#endif
+  if (!fl) {
+    const size_t inner = avx2_isa().dwflat_pack(a, nullptr);
+    if (inner == 0) return 0;
+    if (dst != nullptr) {
+      std::memset(dst, 0, kFlatHeader);
+      avx2_isa().dwflat_pack(a, static_cast<uint8_t*>(dst) + kFlatHeader);
+    }
+    return kFlatHeader + inner;
+  }
+  if (a.float_out != nullptr) *a.float_out = true;
+  const int chunks = period / 64;
+  const size_t bytes = kFlatHeader + chunks * kFlatChunk;
+  if (dst == nullptr) return bytes;
+  uint8_t* o = static_cast<uint8_t*>(dst);
+  std::memset(o, 0, kFlatHeader);
+  o[0] = 1;
+  o += kFlatHeader;
+  for (int j = 0; j < chunks; ++j, o += kFlatChunk) {
+    float* q = reinterpret_cast<float*>(o);
+    uint64_t keep = 0;
+    for (int i = 0; i < 64; ++i) {
+      const int ch = (64 * j + i) % a.p, v = i / 16, l = i % 16;
+      const bool in = ch < a.c;
+      q[v * 64 + l] = in ? a.w[ch] : 0.0f;
+      q[v * 64 + 16 + l] = in ? static_cast<float>(a.bias[ch]) : 0.0f;
+      q[v * 64 + 32 + l] = in ? a.fhi[ch] : 0.0f;
+      q[v * 64 + 48 + l] = in ? a.flo[ch] : 0.0f;
+      if (in) keep |= uint64_t{1} << i;
+    }
+    std::memcpy(o + 4 * 4 * 64, &keep, 8);
+  }
+  return bytes;
+}
+int64_t dwflat_vnni(const DwFlatArgs& a) {
+  const uint8_t* pack = static_cast<const uint8_t*>(a.pack);
+  if (pack[0] == 0) {
+    DwFlatArgs inner = a;
+    inner.pack = pack + kFlatHeader;
+    return avx2_isa().dwflat(inner);
+  }
+#if defined(OPENBPU_KERNELS_SIMDE)
+  return 0;
+#else
+  constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+  const int period = flat_period64(a.p), chunks = period / 64;
+  const int64_t n = a.n / period * period;  // whole periods: a multiple of P
+  const __m512i lo = _mm512_set1_epi8(static_cast<char>(a.lo)),
+                hi = _mm512_set1_epi8(static_cast<char>(a.hi));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512 half = _mm512_set1_ps(0.5f);
+  int64_t i = 0;
+  for (int j = 0; i < n; i += 64, j = j + 1 == chunks ? 0 : j + 1) {
+    const uint8_t* cp = pack + kFlatHeader + static_cast<size_t>(j) * kFlatChunk;
+    __m512i y[4];
+    for (int v = 0; v < 4; ++v) {
+      const float* q = reinterpret_cast<const float*>(cp) + v * 64;
+      const __m512i x =
+          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.in + i + 16 * v)));
+      const __m512 acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(x), _mm512_loadu_ps(q),
+                                         _mm512_loadu_ps(q + 16));
+      const __m512 z = _mm512_fmadd_round_ps(acc, _mm512_loadu_ps(q + 32),
+                                             _mm512_mul_ps(acc, _mm512_loadu_ps(q + 48)), kDown);
+      y[v] = _mm512_cvt_roundps_epi32(_mm512_add_round_ps(z, half, kDown), kDown);
+    }
+    __m512i r = _mm512_permutexvar_epi32(
+        order, _mm512_packs_epi16(_mm512_packs_epi32(y[0], y[1]), _mm512_packs_epi32(y[2], y[3])));
+    r = _mm512_min_epi8(_mm512_max_epi8(r, lo), hi);
+    uint64_t keep;
+    std::memcpy(&keep, cp + 4 * 4 * 64, 8);
+    _mm512_mask_storeu_epi8(a.out + i, keep, r);
+  }
+  return n;
+#endif
+}
+
 // dw4 multiply-accumulate: vpdpbusd adds the four unsigned x signed byte
 // products of each lane to it, without saturation. The column groups hold
 // x + 128 (kFlip: dw4::convert<true>), the kernel starts each pixel at
@@ -463,7 +558,7 @@ const ConvIsa& OPENBPU_VNNI_ISA() {
 #define OPENBPU_VNNI_OTHERS                                                              \
   .dw = avx2_isa().dw, .dw_pack = avx2_isa().dw_pack, .epilogue = avx2_isa().epilogue,    \
   .dw4_cpad = dw4::cpad<64>, .dw4_pack = dw4::pack<64>, .dw4_convert = dw4::convert<true, 64>,             \
-  .dw4_row = dw4_row_vnni, .dwflat_pack = avx2_isa().dwflat_pack, .dwflat = avx2_isa().dwflat
+  .dw4_row = dw4_row_vnni, .dwflat_pack = dwflat_pack_vnni, .dwflat = dwflat_vnni
   // Groups of at most 16 output channels (16 x 16 tiles; 8 x 16 for maps
   // of few pixels).
   static const ConvIsa n16 = {
