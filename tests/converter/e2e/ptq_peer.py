@@ -21,6 +21,8 @@ tests/converter/models/export_models.py: exact_bn):
     fbgemm's default 7 bits, a workaround for int16 overflow in older x86
     kernels rather than an accuracy choice; --symmetric adds PTQ with
     symmetric activations (zero point 128), the number format of our int8;
+    --weights-only adds the float model with only its BatchNorm-folded
+    weights rounded to per-channel int8 (the ceiling of int16 activations);
   * both against the float PyTorch model on held-out photo crops (other
     crops than the calibration ones): mean (and min) cosine of the logits.
 
@@ -28,7 +30,8 @@ With --check TOL the run fails when our int8 mean cosine is below PTQ's
 minus TOL for any model (ctest converter_ptq_peer, a small model).
 
 usage: ptq_peer.py --work DIR --bin BUILD_BIN_DIR [--models mobilenet_v2,resnet18,mobilenet_v3_large,efficientnet_b0]
-                   [--size 224] [--n-cal 8] [--n-test 24] [--int16] [--symmetric] [--check TOL]
+                   [--size 224] [--n-cal 8] [--n-test 24] [--int16] [--symmetric] [--weights-only]
+                   [--check TOL]
 Run with Debian's /usr/bin/python3 (torch, torchvision, numpy, onnx, skimage).
 """
 import argparse
@@ -104,6 +107,22 @@ def ptq_outputs(model, cal, test, reduce_range, symmetric=False):
     return torch_outputs(convert_to_reference_fx(prepared), test)
 
 
+def weights_only_outputs(model, test):
+    """The float model with BatchNorm folded into the convolutions (fuse_fx)
+    and only the weights rounded to per-output-channel symmetric int8
+    (max |w| / 127), the activations float: the int8 weights' share of the
+    loss, which int16 activations cannot remove."""
+    from torch.ao.quantization.quantize_fx import fuse_fx
+    fused = fuse_fx(copy.deepcopy(model))
+    with torch.no_grad():
+        for m in fused.modules():
+            if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)):
+                w = m.weight
+                scale = (w.abs().flatten(1).max(1)[0].clamp(min=1e-12) / 127).view(-1, *([1] * (w.dim() - 1)))
+                w.copy_(torch.round(w / scale) * scale)
+    return torch_outputs(fused, test)
+
+
 def our_outputs(args, name, onnx_path, cal_dir, test_list, size, int16):
     """makertbin (bayes-e, featuremap, default calibration; int16: every
     activation int16), then the .bin on the test inputs."""
@@ -159,6 +178,8 @@ def measure(args, name):
     print("%s: PyTorch FX PTQ %.0f s" % (name, time.time() - t0), flush=True)
     if args.symmetric:
         res["ptq_sym"] = cosines(ref, ptq_outputs(model, cal, test, args.reduce_range, symmetric=True))
+    if args.weights_only:
+        res["w8"] = cosines(ref, weights_only_outputs(model, test))
     for int16 in ([False, True] if args.int16 else [False]):
         got = our_outputs(args, name, onnx_path, os.path.join(d, "cal"), test_list, size, int16)
         res["int16" if int16 else "int8"] = cosines(ref, got)
@@ -177,14 +198,18 @@ def main():
     ap.add_argument("--reduce-range", action="store_true", help="PTQ activations in 7 bits (fbgemm's default)")
     ap.add_argument("--symmetric", action="store_true",
                     help="also PTQ with symmetric activations (the number format of our int8 values)")
+    ap.add_argument("--weights-only", action="store_true",
+                    help="also the float model with only its (BatchNorm-folded) weights int8 per channel")
     ap.add_argument("--check", type=float, help="fail when our int8 mean cosine < PTQ's - CHECK")
     args = ap.parse_args()
     args.work, args.bin = os.path.abspath(args.work), os.path.abspath(args.bin)
     rows = [(name, measure(args, name)) for name in args.models.split(",")]
     print("\nmean (min) cosine to the float model, %d held-out crops, %d calibration crops, %dx%d:"
           % (args.n_test, args.n_cal, args.size, args.size))
-    cols = ["int8"] + (["int16"] if args.int16 else []) + ["ptq"] + (["ptq_sym"] if args.symmetric else [])
-    head = {"int8": "ours int8", "int16": "ours all-int16", "ptq": "PyTorch FX PTQ", "ptq_sym": "PTQ symmetric"}
+    cols = ["int8"] + (["int16"] if args.int16 else []) + ["ptq"] + (["ptq_sym"] if args.symmetric else []) + \
+        (["w8"] if args.weights_only else [])
+    head = {"int8": "ours int8", "int16": "ours all-int16", "ptq": "PyTorch FX PTQ", "ptq_sym": "PTQ symmetric",
+            "w8": "int8 weights only"}
     print("%-20s" % "model" + "".join("%-22s" % head[c] for c in cols))
     failures = []
     for name, res in rows:
