@@ -84,6 +84,9 @@ struct SchedulerOptions {
   // How long a hung fc of a job without fc_timeout_us runs before the
   // watchdog resets its core.
   uint64_t watchdog_us = 2'000'000;
+  // How long an idle core thread polls for work before it sleeps
+  // (bpu_driver/spin.h; 0 = sleep at once).
+  uint64_t spin_ns = 0;
 };
 
 struct DeviceOptions {

@@ -256,6 +256,7 @@ CompileOptions compile_options(const Config& c, const isa::MarchInfo& march, con
       log.warn(std::string("optimization set_all_nodes_int16: march ") + march.name +
                " has no int16 support; activations stay int8");
   }
+  if (has_optimization(c, "int16_weights")) co.int16_weights = true;  // (no int16 march: the parser refused it)
   // optimize_level O0: no optimization, i.e. no fusion of activations and
   // residual adds into the producing instruction.
   co.fuse = c.compiler_parameters.optimize_level != "O0";

@@ -531,6 +531,12 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   log_advice(log, best.model, *march, config.compiler_parameters.advice.value_or(0));
   log_quantized_nodes(log, g, pl, best.model, best.thresholds, sim);
   warn_unmet_int16(co, g, best.model, log);
+  if (co.int16_weights && best.model.int16_weight_convs == 0)
+    log.warn("optimization int16_weights: no convolution reads an int16 value (ask int16 with node_info, "
+             "set_all_nodes_int16 or min_output_cosine); every weight stays int8");
+  else if (co.int16_weights)
+    log.info("optimization int16_weights: " + std::to_string(best.model.int16_weight_convs) +
+             " convolutions reading int16 compute with 16-bit weights (two int8 planes)");
   log_outputs(log, sim);
   if (!out.commit(&err)) return fail(err);
   log.info(tool.hbm ? "Convert to runtime hbm file successfully!" : "Convert to runtime bin file successfully!");

@@ -60,7 +60,32 @@ struct RequantParams {
   // v + 2^(S-1) < 2^63).
   bool fused64 = false;
   intptr_t res_delta = 0;
+  // float_requant (below) proven exact for every channel (no residual):
+  // fused tiles of ConvIsa::float_gemm kernels use it, with the per-channel
+  // hi / lo constants (natural order, padded like the other arrays).
+  bool float_rq = false;
+  const float* fhi = nullptr;
+  const float* flo = nullptr;
 };
+
+// float_requant: requant(acc, M, S) = floor((acc*M + 2^(S-1)) / 2^S) in
+// fp32, exact under a condition proven per channel at plan time. With M_hi
+// = M rounded to 24 significant bits, M_lo = M - M_hi, hi = M_hi * 2^-S and
+// lo = M_lo * 2^-S (both exact floats), and every float operation rounding
+// toward -infinity (MXCSR.RC = down):
+//   z = fma(float(acc), hi, float(acc) * lo);  y = int(z + 0.5)
+// equals requant(acc, M, S) for every |acc| <= amax when
+//   amax <= 2^24, amax * |M_lo| < 2^24 and amax * M < 2^(S+22):
+// float(acc) is exact, float(acc) * lo = acc*M_lo*2^-S is exact (an integer
+// below 2^24 times a power of two), so the fma rounds x = acc*M/2^S once,
+// down; with k = floor(x + 1/2), k - 1/2 <= x < k + 1/2 where k +- 1/2 are
+// floats (|x| < 2^22), hence k - 1/2 <= z < k + 1/2, k <= z + 1/2 < k + 1
+// and its rounding down stays in [k, k + 1): the conversion, rounding down,
+// gives k (docs/kernels.md). False when the condition fails.
+struct FloatRequant {
+  float hi, lo;
+};
+bool float_requant_channel(int64_t amax, int32_t m, int s, FloatRequant* f);
 
 // Runs of `n` output channels [co0, co0 + n) of npix output pixels (pixel p
 // at acc + p*acc_pstride, out + p*out_pstride bytes, residual + p*res_pstride
@@ -134,6 +159,10 @@ struct DwPackArgs {
   // Natural-order per-channel bias, M, and the S >= 33 rounding terms
   // (RequantParams::r32 / sh32), padded like the plan's arrays.
   const int32_t *bias, *mult, *r32, *sh32;
+  // float_requant constants (FloatRequant, natural order), or nullptr: the
+  // packed M / odd-lane M slots then hold their bits instead.
+  const float* fhi = nullptr;
+  const float* flo = nullptr;
 };
 struct DwRowArgs {
   const int8_t* const* rows;  // [kh] column groups of each kernel row's input row
@@ -150,6 +179,9 @@ struct DwRowArgs {
   int32_t lo, hi;
   int32_t* acc;
   int acc_stride;
+  // With out: requantize in fp32 (float_requant; the pack holds FloatRequant
+  // constants) instead of the S >= 33 integer form.
+  bool float_requant = false;
 };
 
 // Depthwise 1x1, stride 1, over dense int8 maps (the "flat" path: per-
@@ -230,6 +262,7 @@ struct ConvIsa {
   const ConvIsa* narrow16 = nullptr;
   bool sign_abs = false;  // the GEMM takes |x| and sign(w, x): wrong for weights of -128
   bool fused64 = false;  // gemm_q / gemm2_q / gemv_q honor RequantParams::fused64
+  bool float_gemm = false;  // gemm_q / gemm2_q / gemv_q honor RequantParams::float_rq
 };
 
 // Instruction set parts (defined when compiled in for the target).

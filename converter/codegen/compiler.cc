@@ -145,6 +145,26 @@ bool program_from_attrs(const rt::Attrs& attrs, CompiledSubgraph* sg, std::strin
   return true;
 }
 
+namespace {
+
+// Marks the convolutions that compute with 16-bit weights (CompileOptions::
+// int16_weights); returns how many.
+size_t with_int16_weights(const Graph& g, const std::map<std::string, QParams>& q, std::vector<SubgraphPlan>* plans) {
+  size_t marked = 0;
+  for (SubgraphPlan& plan : *plans)
+    for (Op& op : plan.ops) {
+      if (op.unit->id != OpId::kConv || !op.residual.empty()) continue;
+      const auto in = q.find(g.nodes[op.nodes[0]].inputs[0]), out = q.find(op.outputs[0]);
+      if (in == q.end() || out == q.end() || in->second.dtype != isa::DType::kInt16 || out->second.dtype == isa::DType::kInt32)
+        continue;
+      op.int16_weights = true;
+      ++marked;
+    }
+  return marked;
+}
+
+}  // namespace
+
 bool compile(const Graph& g, const Placement& placement, const std::map<std::string, double>& thresholds,
              const CompileOptions& opt, CompiledModel* out, std::string* error) {
   std::vector<SubgraphPlan> plans;
@@ -152,6 +172,7 @@ bool compile(const Graph& g, const Placement& placement, const std::map<std::str
   const std::map<std::string, QParams> q =
       assign_qparams(g, placement, plans, thresholds,
                      QuantOptions{opt.int32_tail, opt.int16_values, opt.all_int16, opt.int8_values});
+  out->int16_weight_convs = opt.int16_weights ? with_int16_weights(g, q, &plans) : 0;
   out->subgraphs.clear();
   out->traces.clear();
   for (size_t k = 0; k < plans.size(); ++k) {

@@ -37,6 +37,11 @@ struct CompileOptions {
   bool all_int16 = false;
   // Values kept int8 even with all_int16 (node_info / optimization int8).
   std::set<std::string> int8_values;
+  // 16-bit weights (optimization int16_weights, ours): a convolution reading
+  // an int16 value computes with two int8 weight planes (docs/numerics.md
+  // "16-bit weights"), except one that already takes a residual or keeps
+  // an int32 output.
+  bool int16_weights = false;
   // Per-channel means of float values (calibration): convolutions reading a
   // value with known means get empirical bias correction, i.e. the expected
   // error of their rounded weights, sum (w_q - w) * E[x], is removed from
@@ -84,6 +89,7 @@ struct CompiledModel {
   std::vector<LayerTrace> traces;
   // Per float value: calibration threshold and the scale used (for tables).
   std::map<std::string, double> thresholds;
+  size_t int16_weight_convs = 0;  // convolutions with 16-bit weights (CompileOptions::int16_weights)
 };
 
 // thresholds: calibrated |x| threshold per float value (the scale is T / 127).

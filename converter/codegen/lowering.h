@@ -52,13 +52,16 @@ struct Op {
   int act_min_node = -1;              // Relu/Clip fused after conv (or after the residual add)
   std::string residual;               // value added before the activation
   uint64_t scratch_offset = 0;        // temporary scratch of the emitter (OpUnit::scratch), from the memory plan
+  // A convolution reading int16 with 16-bit weights, two int8 planes
+  // (CompileOptions::int16_weights; the conv emitter's emit_low_plane).
+  bool int16_weights = false;
 };
 
 // int8 weights of one node rounded for its output error on the calibration
 // data (quant/weight_rounding.h), rows = output channels (a conv's Cout, a
 // MatMul's columns N), each row in input-channel order, with the per-row
-// scales they were rounded at (max |w| / 127). The emitters use them when
-// their own scales are the same, else round to nearest.
+// scales they were rounded at (max |w| / 127). The emitters use each row
+// whose scale is theirs; other rows stay rounded to nearest.
 struct RoundedWeights {
   std::vector<float> scales;
   std::vector<int8_t> q;  // [rows][inputs]
@@ -73,11 +76,16 @@ class LoweringContext {
   std::map<std::string, isa::TensorRef> refs;  // where each value lives (after allocation)
   const std::map<std::string, std::vector<double>>* channel_means = nullptr;  // bias correction
   const std::map<std::string, RoundedWeights>* rounded_weights = nullptr;     // may be null
-  // The rounded weights of node `n` when they were rounded at `scales`.
-  const RoundedWeights* rounded(const std::string& node, const std::vector<float>& scales) const {
+  // The rounded weights of node `n` with `rows` rows, or null. They are used
+  // row by row (row_rounded_at): a row whose scale differs (an all-zero row
+  // whose scale the bias sets) stays nearest without costing the others.
+  const RoundedWeights* rounded(const std::string& node, size_t rows) const {
     if (rounded_weights == nullptr) return nullptr;
     auto it = rounded_weights->find(node);
-    return it != rounded_weights->end() && it->second.scales == scales ? &it->second : nullptr;
+    return it != rounded_weights->end() && it->second.scales.size() == rows ? &it->second : nullptr;
+  }
+  static bool row_rounded_at(const RoundedWeights* rw, size_t row, float scale) {
+    return rw != nullptr && rw->scales[row] == scale;
   }
 
   int align() const { return pb.align(); }

@@ -111,8 +111,9 @@ MemoryPlan plan_memory(const Graph& g, const SubgraphPlan& plan, const std::map<
         const isa::TensorRef& r = mp.refs.at(mp.root(o));
         mp.refs[o] = native(r.region, r.index, r.offset, o);
       }
-    if (op.unit->scratch != nullptr && !mp.alias_of.count(op.outputs[0])) {
-      mp.scratch_offset[oi] = arena.alloc(op.unit->scratch(g, op, align));
+    const uint64_t scratch = op.unit->scratch != nullptr && !mp.alias_of.count(op.outputs[0]) ? op.unit->scratch(g, op, align) : 0;
+    if (scratch > 0) {
+      mp.scratch_offset[oi] = arena.alloc(scratch);
       arena.free(mp.scratch_offset[oi]);
     }
     if (!opt.no_reuse)

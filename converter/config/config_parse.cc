@@ -939,7 +939,7 @@ void parse_calibration_parameters(const Group& g, const std::string& base_dir, C
   static const std::regex known(
       "^(set_model_output_int(8|16)|set_[A-Za-z0-9]+_(input|output)_int(8|16)|set_all_nodes_int16|"
       "asymmetric|"
-      "bias_correction|lstm_batch_last|run_fast)$");
+      "bias_correction|int16_weights|lstm_batch_last|run_fast)$");
   static const std::regex word("^[A-Za-z0-9_]+$");
   for (const std::string& item : g.names("optimization")) {
     std::stringstream ss(item);

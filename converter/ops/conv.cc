@@ -114,16 +114,17 @@ std::vector<float> deconv_weight_scales(const Graph& g, const Node& n, double in
 // ---- emission ------------------------------------------------------------------
 
 // Fills the requantization constants of a conv whose int32 accumulator has
-// per-channel scale acc_scale[c] (and residual operand scale, if any).
+// per-channel scale acc_scale[c] (and per-channel residual operand scale
+// residual_scale[c], if any: empty = no residual).
 void conv_requant(LoweringContext& ctx, isa::Conv* c, const std::vector<double>& acc_scale, const QParams& out,
-                  double residual_scale) {
+                  const std::vector<double>& residual_scale = {}) {
   if (out.dtype == DType::kInt32) return;
   std::vector<int32_t> m(acc_scale.size()), mr(acc_scale.size());
   std::vector<int8_t> s(acc_scale.size());
   for (size_t k = 0; k < acc_scale.size(); ++k) {
     int32_t mm, ss, rr = 0;
-    if (residual_scale > 0) {
-      isa::quantize_multiplier_pair(acc_scale[k] / out.scale, residual_scale / out.scale, &mm, &rr, &ss);
+    if (!residual_scale.empty()) {
+      isa::quantize_multiplier_pair(acc_scale[k] / out.scale, residual_scale[k] / out.scale, &mm, &rr, &ss);
     } else {
       isa::quantize_multiplier(acc_scale[k] / out.scale, &mm, &ss);
     }
@@ -131,7 +132,7 @@ void conv_requant(LoweringContext& ctx, isa::Conv* c, const std::vector<double>&
   }
   c->multiplier = ctx.pb.add_const(m);
   c->shift = ctx.pb.add_const(s);
-  if (residual_scale > 0) c->residual_multiplier = ctx.pb.add_const(mr);
+  if (!residual_scale.empty()) c->residual_multiplier = ctx.pb.add_const(mr);
 }
 
 // int8 weights of a convolution, ONNX order [Cout][Cin/g][taps]: rounded to
@@ -181,6 +182,16 @@ std::vector<int8_t> round_weights(const std::vector<float>& w, const std::vector
   return q;
 }
 
+// Replaces the rows of q (rows = output channels, each in RoundedWeights
+// order) that were rounded for the output error at the same scale.
+void overlay_rounded(const RoundedWeights* rw, const std::vector<float>& sw, std::vector<int8_t>* q) {
+  if (rw == nullptr || rw->q.size() != q->size()) return;
+  const size_t len = q->size() / sw.size();
+  for (size_t r = 0; r < sw.size(); ++r)
+    if (LoweringContext::row_rounded_at(rw, r, sw[r]))
+      std::copy_n(rw->q.begin() + static_cast<std::ptrdiff_t>(r * len), len, q->begin() + static_cast<std::ptrdiff_t>(r * len));
+}
+
 // Empirical bias correction: removes the expected error of the rounded
 // weights given the input's per-channel mean (optimization bias_correction).
 void correct_bias(const LoweringContext& ctx, const Node& n, const std::vector<float>& w, const std::vector<int8_t>& q,
@@ -220,50 +231,118 @@ void set_window(isa::Conv* c, const ops::Window& win) {
   c->pad_top = win.pt, c->pad_left = win.pl, c->pad_bottom = win.pb, c->pad_right = win.pr;
 }
 
+// A conv's weights: float and int8 in ONNX order [Cout][Cin/g][KH][KW],
+// per-output-channel scales.
+struct ConvWeights {
+  std::vector<float> w, scales;
+  std::vector<int8_t> q;
+  int64_t cout = 0, cin_g = 0, kh = 0, kw = 0;
+  int64_t taps() const { return kh * kw; }
+};
+
+ConvWeights conv_weights(const LoweringContext& ctx, const Node& n) {
+  ConvWeights cw;
+  const Value& wv = ctx.value(n.inputs[1]);
+  cw.w = ctx.floats(n.inputs[1]);
+  cw.cout = wv.shape[0], cw.cin_g = wv.shape[1], cw.kh = wv.shape[2], cw.kw = wv.shape[3];
+  cw.scales = conv_weight_scales(ctx.graph, n, ctx.qp(n.inputs[0]).scale);
+  // int16 inputs (the weights' rounding is then the larger error): 1x1
+  // weights rounded for the output error, others keeping their tap sums.
+  const bool wide = ctx.qp(n.inputs[0]).dtype == DType::kInt16;
+  cw.q = round_weights(cw.w, cw.scales, cw.cout, cw.cin_g, cw.taps(), wide);
+  if (wide) overlay_rounded(ctx.rounded(n.name, cw.scales.size()), cw.scales, &cw.q);
+  return cw;
+}
+
+// A conv instruction of node n reading x into out with int8 weights q (ONNX
+// order, stored in the ISA's [Cout][KH][KW][Cin/g]) and int32 bias bq.
+isa::Conv conv_instruction(LoweringContext& ctx, const Node& n, const isa::TensorRef& out, const ConvWeights& cw,
+                           const std::vector<int8_t>& q, const std::vector<int32_t>& bq) {
+  std::vector<int8_t> wq(q.size());
+  for (int64_t co = 0; co < cw.cout; ++co)
+    for (int64_t ci = 0; ci < cw.cin_g; ++ci)
+      for (int64_t t = 0; t < cw.taps(); ++t)
+        wq[static_cast<size_t>((co * cw.taps() + t) * cw.cin_g + ci)] = q[static_cast<size_t>((co * cw.cin_g + ci) * cw.taps() + t)];
+  const std::string& x = n.inputs[0];
+  const Dims4 in = ctx.dims(x);
+  isa::Conv c;
+  c.in = ctx.ref(x);
+  c.out = out;
+  set_window(&c, ops::window_of(n, in[2], in[3], cw.kh, cw.kw));
+  c.groups = static_cast<int32_t>(n.attrs.get_int("group", 1));
+  c.weight = ctx.pb.add_const(wq);
+  c.bias = ctx.pb.add_const(bq);
+  return c;
+}
+
+// 16-bit weights (Op::int16_weights): w = s[c] q[c] + l[c] q_lo[c] with
+// l[c] = max |w - s[c] q[c]| / 127 over the channel. The low plane's conv
+// writes its accumulator to the int16 scratch at scale
+// s_x l[c] sum |q_lo[c]| (|x_q| <= 32768 on int16 inputs: it cannot
+// saturate); the high plane's conv adds that as its residual. Returns the
+// scratch's per-channel scales.
+std::vector<double> emit_low_plane(LoweringContext& ctx, const Op& op, const Node& n, const ConvWeights& cw,
+                                   isa::TensorRef* scratch) {
+  const size_t per = cw.q.size() / static_cast<size_t>(cw.cout);
+  std::vector<int8_t> lo(cw.q.size());
+  std::vector<double> acc_scale(static_cast<size_t>(cw.cout)), out_scale(acc_scale.size());
+  const double sx = ctx.qp(n.inputs[0]).scale;
+  for (size_t c = 0; c < acc_scale.size(); ++c) {
+    double mx = 0, sum = 0;
+    auto rest = [&](size_t k) { return cw.w[k] - static_cast<double>(cw.q[k]) * cw.scales[c]; };
+    for (size_t k = c * per; k < (c + 1) * per; ++k) mx = std::max(mx, std::fabs(rest(k)));
+    const double l = mx > 0 ? mx / 127.0 : 1.0;
+    for (size_t k = c * per; k < (c + 1) * per; ++k) {
+      lo[k] = ops::quantize_weight(static_cast<float>(rest(k)), static_cast<float>(l));
+      sum += std::abs(lo[k]);
+    }
+    acc_scale[c] = sx * l;
+    out_scale[c] = acc_scale[c] * std::max(sum, 1.0) * (32768.0 / 32767.0);
+  }
+  *scratch = native_ref(isa::Region::kScratch, 0, op.scratch_offset, ctx.dims(op.outputs[0]), DType::kInt16, ctx.align());
+  isa::Conv c = conv_instruction(ctx, n, *scratch, cw, lo, std::vector<int32_t>(acc_scale.size(), 0));
+  std::vector<double> ratio(acc_scale.size());  // requantized at unit scale: acc * ratio[c]
+  for (size_t k = 0; k < ratio.size(); ++k) ratio[k] = acc_scale[k] / out_scale[k];
+  QParams unit;
+  unit.dtype = DType::kInt16;
+  conv_requant(ctx, &c, ratio, unit);
+  c.act_min = -32768, c.act_max = 32767;
+  ctx.pb.emit(isa::Opcode::kConv, c);
+  return out_scale;
+}
+
 bool emit_conv(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
   const Node& n = ctx.graph.nodes[op.nodes[0]];
   const std::string& x = n.inputs[0];
   const std::string& y = op.outputs[0];
-  const Value& wv = ctx.value(n.inputs[1]);
-  const std::vector<float> w = ctx.floats(n.inputs[1]);
-  const int64_t cout = wv.shape[0], cin_g = wv.shape[1], kh = wv.shape[2], kw = wv.shape[3];
-  std::vector<float> bias = bias_of(ctx.graph, n, cout);
-  const std::vector<float> sw = conv_weight_scales(ctx.graph, n, ctx.qp(x).scale);
-  // int16 inputs (the weights' rounding is then the larger error): 1x1
-  // weights rounded for the output error, others keeping their tap sums.
-  const bool wide = ctx.qp(x).dtype == DType::kInt16;
-  const RoundedWeights* rw = wide ? ctx.rounded(n.name, sw) : nullptr;
-  const std::vector<int8_t> q = rw != nullptr ? rw->q : round_weights(w, sw, cout, cin_g, kh * kw, wide);
-  std::vector<int8_t> wq(q.size());  // the ISA's [Cout][KH][KW][Cin/g]
-  for (int64_t co = 0; co < cout; ++co)
-    for (int64_t ci = 0; ci < cin_g; ++ci)
-      for (int64_t a = 0; a < kh; ++a)
-        for (int64_t b = 0; b < kw; ++b)
-          wq[static_cast<size_t>(((co * kh + a) * kw + b) * cin_g + ci)] =
-              q[static_cast<size_t>(((co * cin_g + ci) * kh + a) * kw + b)];
-  correct_bias(ctx, n, w, q, sw, cout, cin_g, kh * kw, &bias);
-  std::vector<double> acc_scale;
+  const ConvWeights cw = conv_weights(ctx, n);
+  std::vector<float> bias = bias_of(ctx.graph, n, cw.cout);
+  // (the low plane leaves too small an error for the bias correction's estimate)
+  if (!op.int16_weights) correct_bias(ctx, n, cw.w, cw.q, cw.scales, cw.cout, cw.cin_g, cw.taps(), &bias);
+  std::vector<double> acc_scale, rscale;
   std::vector<int32_t> bq;
-  bias_and_scales(bias, ctx.qp(x).scale, sw, &acc_scale, &bq);
-  const Dims4 in = ctx.dims(x);
-  isa::Conv c;
-  c.in = ctx.ref(x);
-  c.out = ctx.ref(y);
-  set_window(&c, ops::window_of(n, in[2], in[3], kh, kw));
-  c.groups = static_cast<int32_t>(n.attrs.get_int("group", 1));
-  c.weight = ctx.pb.add_const(wq);
-  c.bias = ctx.pb.add_const(bq);
-  double rscale = 0;
-  if (!op.residual.empty()) {
+  bias_and_scales(bias, ctx.qp(x).scale, cw.scales, &acc_scale, &bq);
+  isa::TensorRef low;
+  if (op.int16_weights) rscale = emit_low_plane(ctx, op, n, cw, &low);
+  isa::Conv c = conv_instruction(ctx, n, ctx.ref(y), cw, cw.q, bq);
+  if (op.int16_weights) {
+    c.has_residual = 1;
+    c.residual = low;
+  } else if (!op.residual.empty()) {
     c.has_residual = 1;
     c.residual = ctx.ref(op.residual);
-    rscale = ctx.qp(op.residual).scale;
+    rscale.assign(acc_scale.size(), ctx.qp(op.residual).scale);
   }
   const QParams& qo = ctx.qp(y);
   conv_requant(ctx, &c, acc_scale, qo, rscale);
   ops::act_bounds(ctx, op.act_min_node, qo, &c.act_min, &c.act_max);
   ctx.pb.emit(isa::Opcode::kConv, c);
   return true;
+}
+
+// Scratch of a conv with 16-bit weights: its low plane's int16 result.
+uint64_t conv_scratch(const Graph& g, const Op& op, int align) {
+  return op.int16_weights ? native_bytes(logical4(g.value(op.outputs[0])->shape), DType::kInt16, align) : 0;
 }
 
 bool emit_deconv(LoweringContext& ctx, const Op& op, std::string* e) {
@@ -299,7 +378,7 @@ bool emit_deconv(LoweringContext& ctx, const Op& op, std::string* e) {
   c.weight = ctx.pb.add_const(wq);
   c.bias = ctx.pb.add_const(bq);
   const QParams& qo = ctx.qp(y);
-  conv_requant(ctx, &c, acc_scale, qo, 0);
+  conv_requant(ctx, &c, acc_scale, qo);
   ops::act_bounds(ctx, op.act_min_node, qo, &c.act_min, &c.act_max);
   ctx.pb.emit(isa::Opcode::kDeconv, c);
   return true;
@@ -342,7 +421,7 @@ void emit_affine(LoweringContext& ctx, const isa::TensorRef& in, const isa::Tens
   c.groups = static_cast<int32_t>(ch);
   c.weight = ctx.pb.add_const(wq);
   c.bias = ctx.pb.add_const(bq);
-  conv_requant(ctx, &c, acc, qo, 0);
+  conv_requant(ctx, &c, acc, qo);
   act_bounds(ctx, act_node, qo, &c.act_min, &c.act_max);
   ctx.pb.emit(isa::Opcode::kConv, c);
 }
@@ -353,7 +432,7 @@ const OpUnit kConvUnit = {
     .id = OpId::kConv, .domain = "", .op_type = "Conv", .place = place_conv, .table_type = "HzSQuantizedConv",
     .limits = "2-D, constant weights, kernel/stride/dilation/channel limits of the march",
     .output_scale = OutputScale::kCalibrated, .int32_tail = conv_weight_scales, .fusion = Fusion::kTakesResidual,
-    .passive = false, .view = false, .emit = emit_conv};
+    .passive = false, .view = false, .emit = emit_conv, .scratch = conv_scratch};
 
 const OpUnit kConvTransposeUnit = {
     .id = OpId::kConvTranspose, .domain = "", .op_type = "ConvTranspose", .place = place_deconv,

@@ -59,9 +59,8 @@ TensorRef const_columns(LoweringContext& ctx, const Node& n, const std::string& 
   scales->assign(ncol, 0.0);
   for (size_t i = 0; i < data.size(); ++i) (*scales)[i % ncol] = std::max<double>((*scales)[i % ncol], std::fabs(data[i]));
   for (double& x : *scales) x = x > 0 ? x / 127.0 : 1.0;
-  const RoundedWeights* rw = s.size() == 2 && ctx.qp(n.inputs[0]).dtype == isa::DType::kInt16
-                                ? ctx.rounded(n.name, std::vector<float>(scales->begin(), scales->end()))
-                                : nullptr;
+  const RoundedWeights* rw =
+      s.size() == 2 && ctx.qp(n.inputs[0]).dtype == isa::DType::kInt16 ? ctx.rounded(n.name, ncol) : nullptr;
   std::vector<int8_t> buf(native_bytes(d, isa::DType::kInt8, ctx.align()), 0);
   const auto st = native_strides(d, ctx.align());
   size_t i = 0;
@@ -73,7 +72,7 @@ TensorRef const_columns(LoweringContext& ctx, const Node& n, const std::string& 
           const float sc = static_cast<float>((*scales)[static_cast<size_t>(idx[col])]);
           // data[i] is row k = i / ncol, column i % ncol; rounded weights are [column][k]
           buf[static_cast<size_t>(a * st[0] + b * st[1] + c * st[2] + e * st[3])] =
-              rw != nullptr ? rw->q[i % ncol * (data.size() / ncol) + i / ncol]
+              LoweringContext::row_rounded_at(rw, i % ncol, sc) ? rw->q[i % ncol * (data.size() / ncol) + i / ncol]
                             : static_cast<int8_t>(quantize(data[i], sc, isa::DType::kInt8));
           ++i;
         }

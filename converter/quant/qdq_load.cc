@@ -183,9 +183,21 @@ bool pair_readers(const Graph& g, const Node& q, const QuantSpec& p, std::vector
   return true;
 }
 
+// Model output y becomes a copy of x (an Identity node, which the float
+// passes keep between two model outputs) where x cannot take y's name.
+void keep_output(Graph* g, const std::string& x, const std::string& y) {
+  Node id;
+  id.name = y + "_output";
+  id.op_type = "Identity";
+  id.inputs = {x};
+  id.outputs = {y};
+  g->nodes.push_back(std::move(id));
+}
+
 // An activation pair: the threshold of the value it sits on, whose readers
-// read it directly again (a model output keeps its name: the value's
-// producer writes it).
+// read it directly again. A model output keeps its name: the value's
+// producer writes it, or, when the value is a model input or output itself
+// (or already renamed for another output), an Identity copies it.
 bool strip_activation(Graph* g, const Node& q, const QuantSpec& p, const std::vector<size_t>& dqs, QdqModel* qdq,
                       std::string* error) {
   if (p.scale.size() != 1)
@@ -196,11 +208,13 @@ bool strip_activation(Graph* g, const Node& q, const QuantSpec& p, const std::ve
   std::vector<std::string> outs;
   for (size_t d : dqs) outs.push_back(g->nodes[d].outputs[0]);
   for (const auto& y : outs) {
-    if (g->is_graph_output(y) && g->producer(x) != nullptr && x == q.inputs[0]) {
+    if (!g->is_graph_output(y)) {
+      g->replace_uses(y, x);
+    } else if (g->producer(x) != nullptr && x == q.inputs[0] && !g->is_graph_output(x)) {
       g->rename_value(x, y);
       x = y;
     } else {
-      g->replace_uses(y, x);
+      keep_output(g, x, y);
     }
   }
   qdq->thresholds[x] = int8_threshold(p.scale[0]);

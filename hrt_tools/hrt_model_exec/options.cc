@@ -81,8 +81,8 @@ const std::vector<Flag>& flags() {
         "(perf: used when perf_time is 0).",
         &Options::frame_count),
       S("dump_intermediate", "0", "infer,perf",
-        "Per-layer dump 0..3 (only 0 = off is\n"
-        "available in this version).",
+        "Per-layer dumps (infer only): 0 off,\n"
+        "1 raw .bin, 2 .bin + .txt, 3 float .bin + .txt.",
         &Options::dump_intermediate),
       B("enable_dump", "false", "infer", "Dump model inputs and outputs.", &Options::enable_dump),
       I("dump_precision", "9", "infer", "Decimal digits of floats in txt dumps.",

@@ -161,6 +161,12 @@ const std::vector<Var>& variables() {
          return true;
        },
        [] { return text("an integer 1..64"); }},
+      {"OPENBPU_SPIN_US",
+       [](const char* v, Env* e) {
+         long l = 0;
+         return parse_int(v, 0, 1000, &l) && ((e->spin_ns = static_cast<uint64_t>(l) * 1000), true);
+       },
+       [] { return text("microseconds 0..1000 (0 = no polling)"); }},
   };
   return vars;
 }

@@ -32,6 +32,7 @@ struct Env {
   std::string sim_kernels;                       // OPENBPU_SIM_KERNELS; empty = fastest
   int sim_threads = 1;                           // OPENBPU_SIM_THREADS, 1..64
   bool sim_threads_set = false;
+  uint64_t spin_ns = 20'000;                     // OPENBPU_SPIN_US, 0..1000 (bpu_driver/spin.h)
 };
 
 // The parsed environment (defaults for variables that are unset or bad).

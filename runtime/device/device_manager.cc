@@ -31,6 +31,7 @@ drv::DeviceOptions device_options() {
     d.scheduler.paced = e.paced;
     d.scheduler.pace_scale = e.pace_scale;
     d.scheduler.watchdog_us = e.watchdog_us;
+    d.scheduler.spin_ns = e.spin_ns;
   }
   return d;
 }

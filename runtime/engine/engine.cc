@@ -9,6 +9,7 @@
 #include <deque>
 #include <thread>
 
+#include "bpu_driver/spin.h"
 #include "runtime/core/env.h"
 #include "runtime/core/log.h"
 #include "runtime/device/memory.h"
@@ -90,6 +91,7 @@ class Task {
 
   std::mutex mu;
   std::condition_variable cv;
+  std::atomic<uint64_t> signals{0};  // bumped by notify() (a waiting thread polls it, bpu_driver/spin.h)
   State state = State::kOpen;
   int32_t status = kOk;
   std::string error;
@@ -120,6 +122,12 @@ class Task {
   // released by the user and stopped; whichever comes second uncounts it.
   bool released = false;
   bool uncounted = false;
+
+  // Wakes the threads waiting on the task (after a state change under mu).
+  void notify() {
+    signals.fetch_add(1, std::memory_order_release);
+    cv.notify_all();
+  }
 
   // Returns arenas and uncounts the task once released and done (mu held).
   void settle_locked() {
@@ -253,7 +261,7 @@ class Engine {
   Engine()
       : max_running_(env().max_task_num),
         fc_timeout_us_(env().fc_timeout_us),
-        pool_(env().max_thread_num) {}
+        pool_(env().max_thread_num, env().spin_ns) {}
 
   void post_cpu(const std::shared_ptr<Task>& t, std::function<void()> fn) {
     pool_.post(t->ctrl.priority, [fn = std::move(fn)] {
@@ -381,7 +389,7 @@ class Engine {
       std::lock_guard<std::mutex> lk(t->mu);
       t->submitting = on;
     }
-    if (!on) t->cv.notify_all();
+    if (!on) t->notify();
   }
 
  public:
@@ -408,7 +416,7 @@ class Engine {
         t->callback_thread = std::this_thread::get_id();
       }
     }
-    t->cv.notify_all();
+    t->notify();
     // Start a queued task, if any: (priority desc, customId asc, FIFO).
     std::shared_ptr<Task> next;
     {
@@ -432,7 +440,7 @@ class Engine {
         std::lock_guard<std::mutex> lk(t->mu);
         t->callback_running = false;
       }
-      t->cv.notify_all();
+      t->notify();
     }
     if (next) begin(next);
   }
@@ -774,6 +782,12 @@ Status wait_task(Task* t, int32_t timeout_ms) {
   auto done = [t, self] {
     return t->state == Task::State::kDone && (!t->callback_running || t->callback_thread == self);
   };
+  if (!done()) {  // poll briefly before sleeping (bpu_driver/spin.h)
+    const uint64_t seen = t->signals.load(std::memory_order_acquire);
+    lk.unlock();
+    drv::spin_for_signal(t->signals, seen, env().spin_ns);
+    lk.lock();
+  }
   if (timeout_ms <= 0) {
     t->cv.wait(lk, done);
   } else if (!t->cv.wait_for(lk, std::chrono::milliseconds(timeout_ms), done)) {
@@ -809,7 +823,7 @@ void release_task(const std::shared_ptr<Task>& t) {
         t->callback_done = true;
       }
     }
-    t->cv.notify_all();
+    t->notify();
     if (cb) cb(kRunTaskFailed);
   } else if (state == Task::State::kRunning) {
     const drv::JobId id = t->job.load();

@@ -4,6 +4,7 @@
 #ifndef OPENBPU_RUNTIME_ENGINE_THREAD_POOL_H_
 #define OPENBPU_RUNTIME_ENGINE_THREAD_POOL_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -16,7 +17,9 @@ namespace openbpu::rt {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads);
+  // spin_ns: how long an idle worker polls for work before it sleeps
+  // (bpu_driver/spin.h).
+  explicit ThreadPool(int threads, uint64_t spin_ns = 0);
   ~ThreadPool();
   void post(int priority, std::function<void()> fn);
 
@@ -33,6 +36,8 @@ class ThreadPool {
   int threads_;
   std::mutex mu_;
   std::condition_variable cv_;
+  std::atomic<uint64_t> signals_{0};  // bumped by post() and the destructor
+  uint64_t spin_ns_;
   std::priority_queue<Item> queue_;
   uint64_t seq_ = 0;
   bool stop_ = false;

@@ -11,10 +11,12 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cfenv>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "bpu_sim/isa/numerics.h"
 #include "bpu_sim/kernels/kernels.h"
 #include "tests/bpu_sim/opt_test_util.h"
 
@@ -269,6 +271,217 @@ TEST(OptConv, PerChannelScaleMatchesReference) {
       ASSERT_TRUE(same_as_reference(ins, a, *t))
           << "per-channel scale C" << C << " P" << P << " " << h << "x" << w << " case " << done;
   }
+}
+
+// A 1x1 depthwise over dense maps with bottom / right padding: the output
+// is larger than the input and its padded pixels are bias-only results (the
+// flat path must not take it, or it leaves them unwritten).
+isa::Instruction padded_scale_case(Rng& r, int C, int P, int pb, int pr, Arena* a) {
+  const int h = r.uniform(1, 12), w = r.uniform(1, 12);
+  auto dense = [&](std::vector<uint8_t>* region, isa::Region reg, int hh, int ww) {
+    isa::TensorRef t;
+    t.region = reg;
+    t.dtype = isa::DType::kInt8;
+    const int d[4] = {1, hh, ww, C};
+    const int64_t s[4] = {int64_t{hh} * ww * P, int64_t{ww} * P, P, 1};
+    for (int k = 0; k < 4; ++k) t.dims[k] = d[k], t.strides[k] = s[k];
+    region->resize(static_cast<size_t>(hh) * ww * P + 64);
+    r.fill(region->data(), region->size(), false);
+    return t;
+  };
+  isa::Conv c;
+  c.in = dense(&a->scratch, isa::Region::kScratch, h, w);
+  c.out = dense(&a->output, isa::Region::kOutput, h + pb, w + pr);
+  c.groups = C;
+  c.pad_bottom = pb, c.pad_right = pr;
+  std::vector<int8_t> wt(static_cast<size_t>(C));
+  std::vector<int32_t> b(static_cast<size_t>(C)), m(static_cast<size_t>(C));
+  std::vector<int8_t> sh(static_cast<size_t>(C));
+  for (int k = 0; k < C; ++k) {
+    wt[k] = static_cast<int8_t>(r.uniform(-127, 127));
+    b[k] = r.uniform(-20000, 20000);
+    m[k] = std::uniform_int_distribution<int32_t>(1 << 30, INT32_MAX)(r.gen());
+    sh[k] = static_cast<int8_t>(r.uniform(33, 40));
+  }
+  c.weight = add_const(&a->consts, wt.data(), wt.size(), static_cast<uint32_t>(C));
+  c.bias = add_const(&a->consts, b.data(), b.size() * 4, static_cast<uint32_t>(C));
+  c.multiplier = add_const(&a->consts, m.data(), m.size() * 4, static_cast<uint32_t>(C));
+  c.shift = add_const(&a->consts, sh.data(), sh.size(), static_cast<uint32_t>(C));
+  if (a->input.empty()) a->input.resize(16);
+  isa::Instruction ins;
+  ins.opcode = isa::Opcode::kConv;
+  ins.body = c;
+  return ins;
+}
+
+TEST(OptConv, PerChannelScaleWithBottomRightPaddingMatchesReference) {
+  Rng r(8765);
+  const auto tables = optimized_tables();
+  int done = 0;
+  for (int it = 0; it < 200 && done < 60; ++it) {
+    const int C = r.pick<int>({1, 3, 8, 16, 24, 40}), P = C + r.pick<int>({0, 0, 1, 8});
+    const int pb = r.uniform(0, 1), pr = pb == 0 ? 1 : r.uniform(0, 1);
+    Arena a;
+    const isa::Instruction ins = padded_scale_case(r, C, P, pb, pr, &a);
+    std::string err;
+    if (!validate_instruction(ins, a.layout(), &err)) continue;
+    ++done;
+    for (const KernelTable* t : tables)
+      ASSERT_TRUE(same_as_reference(ins, a, *t))
+          << "padded per-channel scale C" << C << " P" << P << " pad b" << pb << " r" << pr;
+  }
+  EXPECT_GE(done, 30);
+}
+
+// float_requant (kernels.h) in scalar code, rounding as the current mode
+// says (the caller sets round-down).
+int64_t float_requant_scalar(int32_t acc, kern::FloatRequant f) {
+  volatile float lo = f.lo;  // no compile-time evaluation in the default mode
+  const float a = static_cast<float>(acc);
+  const float z = std::fma(a, f.hi, a * lo);
+  return static_cast<int64_t>(std::floor(z + 0.5f));
+}
+int64_t requant_int(int64_t acc, int32_t m, int s) {
+  return (acc * m + (s > 0 ? int64_t{1} << (s - 1) : 0)) >> s;  // |acc*m| < 2^55
+}
+
+// Every accumulator a channel accepted by float_requant_channel can reach
+// gives requant's result: edge multipliers (M_lo at its extremes, M of 24
+// bits or less, 2^31 - 1), shifts 0..63, the largest accepted bound.
+// Exhaustive for bounds up to 2^19, else around every result in [-300, 300]
+// and the ends.
+TEST(OptConv, FloatRequantIsExact) {
+  Rng r(2468);
+  const std::vector<int32_t> edge = {1,          3,          (1 << 24) - 1, 1 << 24,
+                                     (1 << 30) + 63, (1 << 30) + 64, (1 << 30) + 192,
+                                     INT32_MAX,  INT32_MAX - 64, (1 << 29) + 31};
+  int accepted = 0, checked = 0;
+  const int old_mode = std::fegetround();
+  std::fesetround(FE_DOWNWARD);
+  for (int it = 0; it < 120; ++it) {
+    const int32_t m = it < static_cast<int>(edge.size()) * 4
+                          ? edge[static_cast<size_t>(it) % edge.size()]
+                          : std::uniform_int_distribution<int32_t>(1, INT32_MAX)(r.gen());
+    const int s = it < 40 ? r.uniform(28, 63) : r.uniform(0, 63);
+    // The largest accepted bound (binary search: acceptance is monotone).
+    kern::FloatRequant f;
+    int64_t lo = -1, hi = (int64_t{1} << 24) + 1;
+    while (hi - lo > 1) {
+      const int64_t mid = (lo + hi) / 2;
+      (kern::float_requant_channel(mid, m, s, &f) ? lo : hi) = mid;
+    }
+    if (lo < 0) continue;
+    ASSERT_FALSE(kern::float_requant_channel(lo + 1, m, s, &f));
+    ASSERT_TRUE(kern::float_requant_channel(lo, m, s, &f));
+    ++accepted;
+    auto check = [&](int64_t acc) {
+      ++checked;
+      return float_requant_scalar(static_cast<int32_t>(acc), f) == requant_int(acc, m, s);
+    };
+    const int64_t amax = lo;
+    if (amax <= (int64_t{1} << 19)) {
+      for (int64_t acc = -amax; acc <= amax; ++acc)
+        ASSERT_TRUE(check(acc)) << "M " << m << " S " << s << " acc " << acc;
+    } else {
+      for (int64_t y = -300; y <= 300; ++y) {  // accumulators around result y
+        const int64_t c = static_cast<int64_t>(std::ldexp(static_cast<double>(y), s) / m);
+        for (int64_t acc = std::max(-amax, c - 600); acc <= std::min(amax, c + 600); ++acc)
+          ASSERT_TRUE(check(acc)) << "M " << m << " S " << s << " acc " << acc;
+      }
+      ASSERT_TRUE(check(amax) && check(-amax));
+    }
+  }
+  std::fesetround(old_mode);
+  EXPECT_GE(accepted, 60);
+  std::printf("float_requant: %d channels accepted, %d accumulators checked\n", accepted, checked);
+}
+
+// A convolution whose fused requantization can be float_requant: int8
+// output, no residual, every channel meeting the condition (ratios of a
+// converted model, power-of-two ratios whose results are often exact
+// halves, shifts below 33). Depthwise (dw4) or dense (the GEMM tiles: 8x32,
+// 16x16 for <= 16 output channels, one pixel).
+bool float_rq_case(Rng& r, bool dense, Case* out) {
+  isa::Conv c;
+  const int C = r.pick<int>({1, 5, 8, 16, 17, 24, 32, 40, 48, 64, 72, 96, 100});
+  const int cin = dense ? r.pick<int>({3, 8, 16, 24, 32, 64}) : C;
+  const int k = dense ? r.pick<int>({1, 1, 3}) : r.pick<int>({1, 3, 3, 5});
+  c.kernel_h = c.kernel_w = k;
+  c.groups = dense ? 1 : C;
+  c.stride_h = c.stride_w = r.pick<int>({1, 1, 2});
+  c.pad_top = c.pad_left = r.uniform(k == 1 ? 1 : 0, k / 2 + (k == 1));
+  c.pad_bottom = c.pad_right = r.uniform(0, k / 2);
+  const bool one_px = dense && r.chance(0.2);
+  const int ih = one_px ? 1 : r.uniform(1, 14), iw = one_px ? 1 : r.uniform(1, 20);
+  if (one_px) c.pad_top = c.pad_left = c.pad_bottom = c.pad_right = 0, c.kernel_h = c.kernel_w = 1;
+  const int kk = one_px ? 1 : k;
+  const int oh = (ih + c.pad_top + c.pad_bottom - kk) / c.stride_h + 1;
+  const int ow = (iw + c.pad_left + c.pad_right - kk) / c.stride_w + 1;
+  if (oh < 1 || ow < 1) return false;
+  Case cs;
+  Arena& a = cs.arena;
+  c.in = place(r, &a.input, isa::Region::kInput, isa::DType::kInt8, {1, ih, iw, cin}, true);
+  if (r.chance(0.3))
+    for (size_t i = c.in.offset; i < a.input.size(); ++i) a.input[i] &= 0x7f;
+  c.out = place(r, &a.output, isa::Region::kOutput, isa::DType::kInt8, {1, oh, ow, C}, false);
+  const int taps = kk * kk * (dense ? cin : 1);
+  std::vector<int8_t> w(static_cast<size_t>(C * taps));
+  for (auto& v : w) v = static_cast<int8_t>(r.chance(0.1) ? r.pick<int>({-127, 127}) : r.uniform(-127, 127));
+  std::vector<int32_t> b(static_cast<size_t>(C)), m(static_cast<size_t>(C));
+  std::vector<int8_t> sh(static_cast<size_t>(C));
+  const int mode = r.uniform(0, 2);
+  for (int co = 0; co < C; ++co) {
+    int64_t sum = 0;
+    for (int t = 0; t < taps; ++t) sum += std::abs(w[co * taps + t]);
+    b[co] = r.uniform(-30000, 30000);
+    int32_t mm, ss;
+    if (mode == 0) {  // s_in * s_w / s_out of a converted layer
+      isa::quantize_multiplier(std::ldexp(1.0, -r.uniform(7, 12)) * r.uniform(100, 400) / 256.0, &mm, &ss);
+    } else if (mode == 1) {  // power-of-two ratios: exact halves
+      mm = 1 << r.uniform(0, 30);
+      ss = 31 - __builtin_clz(static_cast<unsigned>(mm)) + r.uniform(1, 12);
+    } else {  // shifts below 33
+      mm = r.uniform(1 << 20, 1 << 24);
+      ss = r.uniform(24, 32);
+    }
+    m[co] = mm, sh[co] = static_cast<int8_t>(ss);
+    kern::FloatRequant f;
+    if (!kern::float_requant_channel(std::abs(b[co]) + 128 * sum, mm, ss, &f)) return false;
+  }
+  c.weight = add_const(&a.consts, w.data(), w.size(), static_cast<uint32_t>(w.size()));
+  c.bias = add_const(&a.consts, b.data(), b.size() * 4, static_cast<uint32_t>(C));
+  c.multiplier = add_const(&a.consts, m.data(), m.size() * 4, static_cast<uint32_t>(C));
+  c.shift = add_const(&a.consts, sh.data(), sh.size(), static_cast<uint32_t>(C));
+  c.act_min = r.chance(0.4) ? 0 : -128;
+  c.act_max = r.chance(0.2) ? r.uniform(0, 100) : 127;
+  a.scratch.resize(16);
+  cs.ins.opcode = isa::Opcode::kConv;
+  cs.ins.body = c;
+  std::string err;
+  if (!validate_instruction(cs.ins, a.layout(), &err)) return false;
+  cs.desc = std::string(dense ? "float dense cin " + std::to_string(cin) : "float dw") + " C" +
+            std::to_string(C) + " k" + std::to_string(kk) + " s" +
+            std::to_string(c.stride_h) + " " + std::to_string(ih) + "x" + std::to_string(iw) +
+            " mode " + std::to_string(mode);
+  *out = std::move(cs);
+  return true;
+}
+
+TEST(OptConv, Fp32RequantMatchesReference) {
+  Rng r(1357);
+  const auto tables = optimized_tables();
+  int done = 0;
+  while (done < case_count() / 2) {
+    Case cs;
+    if (!float_rq_case(r, done % 2 == 1, &cs)) continue;
+    ++done;
+    for (const KernelTable* t : tables) {
+      set_sim_threads(done % 4 == 0 ? 2 : 1);
+      ASSERT_TRUE(same_as_reference(cs.ins, cs.arena, *t)) << cs.desc << " (case " << done << ")";
+      ASSERT_EQ(std::fegetround(), FE_TONEAREST) << t->name << " left the rounding mode changed";
+    }
+  }
+  set_sim_threads(1);
 }
 
 TEST(OptConv, ListsThePaths) {

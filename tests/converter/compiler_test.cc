@@ -570,6 +570,47 @@ TEST(Emitters, Int16ConvKeepsTheBiasOfChannelsWithTinyWeights) {
   }
 }
 
+// optimization int16_weights: convolutions reading int16 compute with two
+// int8 weight planes (the low plane's result is the high plane's int16
+// residual), so their weights carry about 15 bits; a conv that already takes
+// a residual keeps one plane. On int16 activations the weights' rounding is
+// the larger error: the two-plane output error is a small fraction of it.
+TEST(Emitters, Int16WeightsAreTwoInt8Planes) {
+  Builder b;
+  const std::string x = b.input("x", {1, 16, 8, 8});
+  const std::string r = b.node("Relu", {b.node("Conv", {x, b.constant("w0", {16, 16, 3, 3}), b.constant("b0", {16})},
+                                               ints_attr2("kernel_shape", {3, 3}, "pads", {1, 1, 1, 1}))});
+  const std::string y = b.node("Conv", {r, b.constant("w1", {16, 16, 1, 1})}, ints_attr("kernel_shape", {1, 1}));
+  b.output(y);
+  b.output(b.node("Add", {b.node("Conv", {r, b.constant("w2", {16, 16, 1, 1})}, ints_attr("kernel_shape", {1, 1})), x}));
+  CompileOptions co;
+  co.all_int16 = true;
+  co.int32_tail = false;
+  Compiled one, two;
+  ASSERT_TRUE(compile_graph(b.g, "bayes-e", true, &one, co));
+  co.int16_weights = true;
+  ASSERT_TRUE(compile_graph(b.g, "bayes-e", true, &two, co));
+  EXPECT_EQ(one.cm.int16_weight_convs, 0u);
+  EXPECT_EQ(two.cm.int16_weight_convs, 2u);  // not the conv taking the residual x
+  auto convs = [](const CompiledModel& cm) {
+    size_t k = 0;
+    for (const auto& sg : cm.subgraphs)
+      for (const auto& ins : sg.program) k += ins.opcode == isa::Opcode::kConv;
+    return k;
+  };
+  EXPECT_EQ(convs(two.cm), convs(one.cm) + 2);
+  for (const Sample& smp : one.samples) {
+    const auto f = run(one.g, smp), q1 = run(one.cm.graph, smp), q2 = run(two.cm.graph, smp);
+    const auto& fv = f.at(y);
+    double e1 = 0, e2 = 0;
+    for (size_t i = 0; i < fv.size(); ++i) {
+      e1 += (q1.at(y)[i] - fv[i]) * (q1.at(y)[i] - fv[i]);
+      e2 += (q2.at(y)[i] - fv[i]) * (q2.at(y)[i] - fv[i]);
+    }
+    EXPECT_LT(e2, 0.01 * e1) << e2 / e1;  // measured 1.0-1.2e-4
+  }
+}
+
 // Reparameterized depthwise kernels hold large taps that nearly cancel; on
 // a nearly flat input their output is the small remainder. Rounding each tap
 // to nearest moves the kernel's sum by up to several steps (an offset on
@@ -641,22 +682,12 @@ TEST(Emitters, KernelsKeepingTheirFlatResponseRoundToNearest) {
   EXPECT_GT(moved, 0);  // kept sums would have changed those
 }
 
-// Weights rounded for the output error (quant/weight_rounding.cc): a 1x1
-// convolution reading strongly correlated channels (a 1x1 expansion of 4
-// channels into 32) and a MatMul with a constant weight; with the rounding
-// chosen from the calibration samples' input moments, the squared output
-// error on other inputs is well below nearest rounding's.
-TEST(Calibration, WeightsRoundedForTheOutputError) {
-  Builder b;
-  const std::string x = b.input("x", {1, 4, 8, 8});
-  const std::string wide = b.node("Conv", {x, b.constant("w0", {32, 4, 1, 1})}, ints_attr("kernel_shape", {1, 1}));
-  const std::string y = b.node("Conv", {wide, b.constant("w1", {16, 32, 1, 1})}, ints_attr("kernel_shape", {1, 1}));
-  const std::string t = b.node("Reshape", {wide, b.ints("s", {1, 32, 64})});
-  const std::string z = b.node("MatMul", {b.node("Transpose", {t}, ints_attr("perm", {0, 2, 1})), b.constant("w2", {32, 16})});
-  b.output(b.node("Sigmoid", {y}));
-  b.output(b.node("Sigmoid", {z}));
+// Compiles g all-int16 with weights rounded to nearest and rounded for the
+// output error (quant/weight_rounding.cc, `rounded_nodes` of them kept);
+// the squared output error on inputs other than the calibration samples is
+// well below nearest rounding's.
+void expect_rounding_lowers_the_error(Graph g, size_t rounded_nodes, size_t moment_inputs) {
   std::string err;
-  Graph g = b.g;
   ASSERT_GE(fold_constants(&g, &err), 0) << err;
   PlacementOptions po;
   po.march = &march("bayes-e");
@@ -665,7 +696,7 @@ TEST(Calibration, WeightsRoundedForTheOutputError) {
   for (uint32_t seed = 1; seed <= 16; ++seed) cal.push_back(random_inputs(g, seed));
   CalibrationStats stats;
   stats.moment_inputs = weight_rounding_inputs(g, pl);
-  EXPECT_EQ(stats.moment_inputs.size(), 3u);  // x, wide and its transpose
+  EXPECT_EQ(stats.moment_inputs.size(), moment_inputs);
   FloatExecutor fe;
   ASSERT_TRUE(fe.prepare(g, &err) && collect_stats(fe, cal, &stats, &err)) << err;
   CompileOptions co;
@@ -675,10 +706,7 @@ TEST(Calibration, WeightsRoundedForTheOutputError) {
   const auto thr = thresholds_for(g, stats, CalCandidate{});
   ASSERT_TRUE(compile(g, pl, thr, co, &nearest, &err)) << err;
   co.rounded_weights = std::make_shared<const std::map<std::string, RoundedWeights>>(round_weights_for_error(g, pl, stats));
-  // The expansion reading x's 4 independent channels gains nothing on the
-  // samples it was not rounded from (its rounding is nearest's) and is left
-  // out; the two reading the correlated 32 channels are rounded.
-  EXPECT_EQ(co.rounded_weights->size(), 2u);
+  EXPECT_EQ(co.rounded_weights->size(), rounded_nodes);
   ASSERT_TRUE(compile(g, pl, thr, co, &rounded, &err)) << err;
   for (uint32_t seed = 100; seed < 104; ++seed) {
     const Sample s = random_inputs(g, seed);
@@ -692,6 +720,39 @@ TEST(Calibration, WeightsRoundedForTheOutputError) {
       EXPECT_LT(er, 0.7 * en) << name << " seed " << seed;
     }
   }
+}
+
+// A 1x1 convolution reading strongly correlated channels (a 1x1 expansion
+// of 4 channels into 32) and a MatMul with a constant weight. The expansion
+// reading x's 4 independent channels gains nothing on the samples it was
+// not rounded from (its rounding is nearest's) and is left out; the two
+// reading the correlated 32 channels are rounded.
+TEST(Calibration, WeightsRoundedForTheOutputError) {
+  Builder b;
+  const std::string x = b.input("x", {1, 4, 8, 8});
+  const std::string wide = b.node("Conv", {x, b.constant("w0", {32, 4, 1, 1})}, ints_attr("kernel_shape", {1, 1}));
+  const std::string y = b.node("Conv", {wide, b.constant("w1", {16, 32, 1, 1})}, ints_attr("kernel_shape", {1, 1}));
+  const std::string t = b.node("Reshape", {wide, b.ints("s", {1, 32, 64})});
+  const std::string z = b.node("MatMul", {b.node("Transpose", {t}, ints_attr("perm", {0, 2, 1})), b.constant("w2", {32, 16})});
+  b.output(b.node("Sigmoid", {y}));
+  b.output(b.node("Sigmoid", {z}));
+  expect_rounding_lowers_the_error(b.g, 2, 3);  // moments of x, wide and its transpose
+}
+
+// An all-zero weight row with a bias: the emitter's scale of that row comes
+// from the bias (bias_fitting_scale), not the rounding's, so that row stays
+// nearest; the other rows keep their rounding (PP-OCRv4 rec's Conv.28 and
+// Conv.30 were left wholly nearest when one row's scale differed).
+TEST(Calibration, RoundedWeightsSurviveAnUnforeseenRowScale) {
+  Builder b;
+  const std::string x = b.input("x", {1, 4, 8, 8});
+  const std::string wide = b.node("Conv", {x, b.constant("w0", {32, 4, 1, 1})}, ints_attr("kernel_shape", {1, 1}));
+  std::vector<float> w1(16 * 32), bias(16, 0.25f);
+  for (size_t i = 0; i < w1.size(); ++i) w1[i] = i < 32 ? 0.0f : std::sin(1.3f * static_cast<float>(i));
+  const std::string y = b.node("Conv", {wide, b.constant_values("w1", {16, 32, 1, 1}, w1), b.constant_values("b1", {16}, bias)},
+                               ints_attr("kernel_shape", {1, 1}));
+  b.output(b.node("Sigmoid", {y}));
+  expect_rounding_lowers_the_error(b.g, 1, 2);
 }
 
 // conv -> relu -> depthwise conv -> relu -> 1x1 conv with channels of very

@@ -71,7 +71,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"Watchdog", "OPENBPU_SIM_WATCHDOG_MS", "0", "1..3600000"},
                       BadCase{"FcTimeout", "OPENBPU_FC_TIMEOUT_MS", "-1", "0..3600000"},
                       BadCase{"Kernels", "OPENBPU_SIM_KERNELS", "avx3", "reference"},
-                      BadCase{"Threads", "OPENBPU_SIM_THREADS", "100", "1..64"}),
+                      BadCase{"Threads", "OPENBPU_SIM_THREADS", "100", "1..64"},
+                      BadCase{"Spin", "OPENBPU_SPIN_US", "5000", "0..1000"}),
     [](const ::testing::TestParamInfo<BadCase>& i) { return std::string(i.param.name); });
 
 TEST(Env, KernelTableWithTheNullBackendIsAnError) {
@@ -84,6 +85,7 @@ TEST(Env, GoodValuesLoad) {
   const Outcome o = load_with({{"OPENBPU_SIM_KERNELS", "reference"},
                                {"OPENBPU_SIM_PACED", "false"},
                                {"OPENBPU_SIM_THREADS", "2"},
+                               {"OPENBPU_SPIN_US", "0"},
                                {"HB_MAX_TASK_NUM", "4"},
                                {"HB_DNN_SIM_PLATFORM", "bernoulli2"}});
   EXPECT_EQ(o.rc, HB_DNN_SUCCESS) << o.log;

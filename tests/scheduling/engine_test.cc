@@ -257,7 +257,8 @@ double process_cpu_ms() {
 }
 
 // Waiting for paced (slow) tasks costs no CPU: every thread of the library
-// sleeps on a condition variable or a timer. The pace makes the wall time
+// sleeps on a condition variable or a timer (after at most OPENBPU_SPIN_US,
+// 20 us by default, of polling, bpu_driver/spin.h). The pace makes the wall time
 // long against the tasks' own work, which under qemu-user (aarch64 tests) is
 // some 30 ms of CPU: a thread spinning while it waits would cost about the
 // whole wall time, the work alone stays far below half of it.

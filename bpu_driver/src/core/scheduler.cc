@@ -6,6 +6,7 @@
 // Nothing polls: an idle core sleeps on its condition variable until a
 // submission, a cancellation or its gang partner wakes it.
 #include "bpu_driver/scheduler.h"
+#include "bpu_driver/spin.h"
 
 #include <algorithm>
 #include <chrono>
@@ -96,7 +97,7 @@ class Scheduler::Impl {
     {
       std::lock_guard<std::mutex> lk(mu_);
       stop_ = true;
-      for (auto& core : cores_) core->cv.notify_all();
+      for (auto& core : cores_) wake(*core);
     }
     for (auto& core : cores_)
       if (core->thread.joinable()) core->thread.join();
@@ -172,14 +173,14 @@ class Scheduler::Impl {
       for (auto& core : cores_) {
         core->ready.push_back(js);
         core->queued_cycles = sat_add(core->queued_cycles, js->remaining_cycles);
-        core->cv.notify_one();
+        wake(*core);
       }
     } else {
       Core& core = *cores_[pick_core_locked(js->job.core_mask)];
       js->home = core.index;
       core.ready.push_back(js);
       core.queued_cycles = sat_add(core.queued_cycles, js->remaining_cycles);
-      core.cv.notify_one();
+      wake(core);
     }
     jobs_[js->id] = js;
     ++stats_.jobs_submitted;
@@ -203,7 +204,7 @@ class Scheduler::Impl {
         // The executing core stops the job after this fc; a hung fc waits on
         // its core's condition variable and ends at once.
         js->cancel = true;
-        for (auto& core : cores_) core->cv.notify_all();
+        for (auto& core : cores_) wake(*core);
         return true;
       }
       detach_locked(js, Status::kCancelled);
@@ -284,6 +285,7 @@ class Scheduler::Impl {
   struct Core {
     int index = 0;
     std::condition_variable cv;  // work arrived, partner finished, cancel of a hung fc, stop
+    std::atomic<uint64_t> signals{0};  // bumped by wake() (an idle worker polls it, spin.h)
     std::vector<JobPtr> ready;   // jobs waiting for this core (gang jobs wait on both)
     JobPtr current;              // job holding the core between its fcs (or parked for a gang)
     bool busy = false;           // an fc runs on this core (its own or its gang partner's)
@@ -298,6 +300,13 @@ class Scheduler::Impl {
   };
 
   Core& other(const Core& c) { return *cores_[c.index == 0 ? 1 : 0]; }
+
+  // Wakes core c's thread (mu_ held): its polling sees the signal, its
+  // condition variable the notification.
+  static void wake(Core& c) {
+    c.signals.fetch_add(1, std::memory_order_release);
+    c.cv.notify_all();
+  }
 
   TraceEvent event_locked(const JobState& js, TraceEvent::Kind kind) const {
     TraceEvent ev;
@@ -417,7 +426,7 @@ class Scheduler::Impl {
       c.current = pick;
       cur = pick;
       // The partner may be parked for another gang job: let it re-decide.
-      if (cur->gang && p != nullptr) p->cv.notify_all();
+      if (cur->gang && p != nullptr) wake(*p);
     }
     Action a;
     a.job = cur;
@@ -441,7 +450,7 @@ class Scheduler::Impl {
       erase_ready(*core, js);
       if (core->current == js) core->current.reset();
       core->queued_cycles = sat_sub(core->queued_cycles, js->remaining_cycles);
-      core->cv.notify_all();
+      wake(*core);
     }
     js->remaining_cycles = 0;
     jobs_.erase(js->id);
@@ -563,7 +572,7 @@ class Scheduler::Impl {
     c.busy = false;
     if (p != nullptr) {
       p->busy = false;
-      p->cv.notify_all();
+      wake(*p);
     }
     js->run_ns += t1 - t0;
     js->last_core = c.index;
@@ -589,7 +598,15 @@ class Scheduler::Impl {
           continue;
         }
       }
-      c.cv.wait(lk);
+      // Poll for a signal with mu_ released before sleeping (state changes
+      // that concern this core come with a wake()).
+      const uint64_t seen = c.signals.load(std::memory_order_acquire);
+      if (options_.spin_ns != 0) {
+        lk.unlock();
+        spin_for_signal(c.signals, seen, options_.spin_ns);
+        lk.lock();
+      }
+      if (c.signals.load(std::memory_order_acquire) == seen && !stop_) c.cv.wait(lk);
     }
   }
 

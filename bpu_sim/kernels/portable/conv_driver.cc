@@ -271,6 +271,9 @@ struct ConvPlan {
   bool m_le_2s = true;   // every M <= 2^S
   bool has_s63 = false;  // some S == 63
   bool s_ge33 = true;    // every S >= 33
+  // float_requant (kernels.h) proven exact for every channel: its constants.
+  bool float_rq = false;
+  std::vector<float> fhi, flo;
 };
 
 struct PlanKey {
@@ -329,6 +332,21 @@ T load_const(const Memory& mem, const isa::ConstRef& r, int64_t i) {
   T v;
   std::memcpy(&v, mem.ptr(r) + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
   return v;
+}
+
+// float_requant for every output channel of weights w ([cout][k] int8):
+// |acc| <= |bias| + 128 * sum |w| (inputs in [-128, 127]).
+void plan_float_requant(ConvPlan* p, const int8_t* w, int cout, int64_t k) {
+  p->fhi.assign(p->mult.size(), 0.0f);
+  p->flo.assign(p->mult.size(), 0.0f);
+  for (int co = 0; co < cout; ++co) {
+    int64_t amax = std::llabs(int64_t{p->bias[co]});
+    for (int64_t i = 0; i < k; ++i) amax += 128 * std::abs(int{w[co * k + i]});
+    FloatRequant f;
+    if (!float_requant_channel(amax, p->mult[co], p->shift[co], &f)) return;
+    p->fhi[co] = f.hi, p->flo[co] = f.lo;
+  }
+  p->float_rq = true;
 }
 
 std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, const Memory& mem,
@@ -399,8 +417,10 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
     if (isa.dw4_row != nullptr && !m128 && c.dilation_w == 1) {
       p.dw4 = true;
       p.dw4_cp = isa.dw4_cpad(cout);
-      const DwPackArgs a{w,         cout,          c.kernel_h,   c.kernel_w,
-                         p.bias.data(), p.mult.data(), p.r32.data(), p.sh32.data()};
+      if (!int32_out && !residual) plan_float_requant(&p, w, cout, p.taps);
+      DwPackArgs a{w,         cout,          c.kernel_h,   c.kernel_w,
+                   p.bias.data(), p.mult.data(), p.r32.data(), p.sh32.data()};
+      if (p.float_rq) a.fhi = p.fhi.data(), a.flo = p.flo.data();
       const size_t bytes = round_up(static_cast<int64_t>(isa.dw4_pack(a, nullptr)), 64);
       // 1x1 kernels may also run flat (per-channel scales): its constants follow.
       DwFlatPackArgs f{w, cout, static_cast<int>(c.in.strides[2]), p.bias.data(), p.mult.data(),
@@ -419,6 +439,9 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
     isa.dw_pack(w, p.c_full, p.taps, p.w.get(bytes + 64));
     return plan;
   }
+
+  // Before the VNNI compensation below changes the bias.
+  if (isa.float_gemm && !int32_out && !residual) plan_float_requant(&p, w, cout, k_per_co);
 
   // GEMM weights: per group, per NR block: [tap][cin_pad/kg][NR][kg]. With
   // few input channels per group the taps are gathered per pixel (im2col)
@@ -573,6 +596,8 @@ RequantParams make_rq(const ConvPlan& p, const isa::Conv& c, bool int32_out, boo
   if (rq.lo > rq.hi) rq.lo = rq.hi;  // clamp(v, lo, hi) with lo > hi is hi
   rq.fits32 = int32_out || (!residual && p.m_le_2s);
   rq.vector_safe = !(residual && p.has_s63);
+  rq.float_rq = p.float_rq && !residual && !int32_out;
+  rq.fhi = p.fhi.data(), rq.flo = p.flo.data();
   return rq;
 }
 
@@ -830,6 +855,7 @@ struct Dw4Run {
       a.lo = rq.lo, a.hi = rq.hi;
       a.acc = acc;
       a.acc_stride = acc_stride;
+      a.float_requant = p.float_rq;
       isa.dw4_row(a);
       if (!fused) epilogue_row(n, oy, acc);
     }
@@ -855,7 +881,7 @@ void conv_dw4(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const C
   d.span = (g.kh - 1) * g.dh + 1;
   const Buffer* reg = mem.region(c.in.region, c.in.index);
   const bool fused = c.out.dtype == isa::DType::kInt8 && c.out.strides[3] == 1 && !residual &&
-                     rq.shift_ge33;
+                     (rq.shift_ge33 || p.float_rq);
   Dw4Run run{isa,
              c,
              p,
@@ -896,9 +922,13 @@ bool conv_dwflat(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, cons
     return t.strides[3] == 1 && t.strides[2] == P && t.strides[1] == W * P &&
            (t.dims[0] == 1 || t.strides[0] == H * W * P);
   };
+  // Bottom / right padding makes the output larger than the input (its
+  // padded pixels are bias-only results): the flat run covers only the
+  // input's pixels, so those take the dw4 path.
+  const bool same_map = c.out.dims[0] == c.in.dims[0] && c.out.dims[1] == H && c.out.dims[2] == W;
   if (p.flat_bytes == 0 || residual || !rq.shift_ge33 || c.out.dtype != isa::DType::kInt8 ||
-      c.stride_h != 1 || c.stride_w != 1 || c.pad_top != 0 || c.pad_left != 0 || !dense(c.in) ||
-      !dense(c.out))
+      c.stride_h != 1 || c.stride_w != 1 || c.pad_top != 0 || c.pad_left != 0 ||
+      c.pad_bottom != 0 || c.pad_right != 0 || !same_map || !dense(c.in) || !dense(c.out))
     return false;
   const int64_t pixels = c.in.dims[0] * H * W, C = c.out.dims[3];
   // Whole periods that stay inside both regions (the last pixel's padding
@@ -1336,7 +1366,8 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
                const RequantParams& rq_in, bool residual, bool transposed) {
   const Geometry g = geometry(c);
   RequantParams rq = rq_in;
-  if ((residual || !rq.shift_ge33) && fusable64(isa, c, p, residual)) {
+  if (!isa.float_gemm) rq.float_rq = false;
+  if ((residual || !rq.shift_ge33) && !rq.float_rq && fusable64(isa, c, p, residual)) {
     rq.fused64 = true;
     // (addresses as integers: the residual and the output may be different buffers)
     if (residual)
@@ -1344,9 +1375,11 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
                                            reinterpret_cast<uintptr_t>(mem.ptr(c.out)));
   }
   // Requantization in the tile kernel: int8 output with channel stride 1,
-  // and every S >= 33 without a residual, or the ISA's 64-bit form.
+  // and every S >= 33 without a residual, float_requant, or the ISA's
+  // 64-bit form.
   const bool fused = isa.gemm_q != nullptr && c.out.dtype == isa::DType::kInt8 &&
-                     c.out.strides[3] == 1 && (rq.fused64 || (!residual && rq.shift_ge33));
+                     c.out.strides[3] == 1 &&
+                     (rq.fused64 || (!residual && (rq.shift_ge33 || rq.float_rq)));
   GemmRun r{isa, c, p, rq, g, residual, transposed, fused,
             c.out.strides[3] == 1 && (!residual || c.residual.strides[3] == 1)};
   r.es = isa.esize;

@@ -6,6 +6,8 @@
 // Portable GEMM layout: int16 data, k-group 1, MR = 4 pixels x NR = 16
 // channels. Packed weights of one 16-channel block: [tap][cin_pad][16] int16;
 // each row pointer addresses cin_pad int16 input values of one pixel and tap.
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "bpu_sim/kernels/kernels.h"
@@ -101,6 +103,23 @@ void epilogue_scalar(const EpilogueArgs& a) {
     t.residual = a.residual != nullptr ? a.residual + p * a.res_pstride : nullptr;
     scalar_one(t);
   }
+}
+
+// The condition of kernels.h (FloatRequant): M_hi = M rounded to 24
+// significant bits, M_lo = M - M_hi (|M_lo| <= 2^(bits - 25)).
+bool float_requant_channel(int64_t amax, int32_t m, int s, FloatRequant* f) {
+  if (amax < 0 || amax > (int64_t{1} << 24) || m <= 0 || s < 0 || s > 63) return false;
+  const int bits = 64 - __builtin_clzll(static_cast<uint64_t>(m));
+  const int drop = bits > 24 ? bits - 24 : 0;
+  const int64_t half = drop > 0 ? int64_t{1} << (drop - 1) : 0;
+  const int64_t mhi = ((int64_t{m} + half) >> drop) << drop;
+  const int64_t mlo = int64_t{m} - mhi;
+  if (amax * std::llabs(mlo) >= (int64_t{1} << 24)) return false;
+  // amax * M < 2^55 always (amax <= 2^24, M < 2^31).
+  if (s + 22 < 55 && amax * m >= (int64_t{1} << (s + 22))) return false;
+  f->hi = std::ldexp(static_cast<float>(mhi), -s);  // <= 24 significant bits: exact
+  f->lo = std::ldexp(static_cast<float>(mlo), -s);
+  return true;
 }
 
 // Depthwise weights as int16 [tap][c_full].

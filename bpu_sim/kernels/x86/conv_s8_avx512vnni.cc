@@ -15,18 +15,22 @@
 //   tile requantizes in registers as the AVX2 one does (bias first, high
 //   halves of vpmuldq, saturating packs of two pixels, int8 clamp) and
 //   stores 32 channels per pixel.
-// Depthwise: the dw4 kernel (dw4_x86.h) with vpdpbusd (ymm / xmm, exact: no
-// saturation) instead of vpmaddubsw + vpmaddwd; the flat depthwise and the
+// Depthwise: the dw4 kernel (dw4_x86.h) with vpdpbusd (zmm blocks of 64
+// channels, ymm / xmm for the last ones; exact: no saturation) instead of vpmaddubsw + vpmaddwd; the flat depthwise and the
 // epilogue are the AVX2 ones.
 //
 // Built a second time against SIMDe's portable AVX-512 implementation
 // (OPENBPU_KERNELS_SIMDE) so that the tests exercise this code on CPUs
 // without AVX-512 as avx512vnni_emulated_isa().
+#include <cfenv>
+#include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "bpu_sim/kernels/kernels.h"
 #include "bpu_sim/kernels/x86/avx512_intrin.h"
+#define OPENBPU_DW4_ZMM 1  // 64-channel dw4 blocks in zmm
 #include "bpu_sim/kernels/x86/dw4_x86.h"
 
 namespace openbpu::sim::kern {
@@ -69,6 +73,50 @@ inline __m512i rq_ge33(__m512i acc, const RequantParams& q, int co) {
   const __m512i o = _mm512_mul_epi32(_mm512_permutexvar_epi32(odd_down, acc), ld16(q.m_odd + co));
   const __m512i h = _mm512_permutex2var_epi32(e, hi_halves, o);
   return srav16(_mm512_add_epi32(h, ld16(q.r32 + co)), ld16(q.sh32 + co));
+}
+
+// float_requant (kernels.h) for 16 channels from co: the fma, the + 1/2 and
+// the conversion round toward -infinity by their embedded rounding (no
+// MXCSR change); float(acc) and acc * lo are exact.
+// The constants are loaded once per tile (FloatRq): the int8 stores between
+// two pixels' requantizations could alias them and force reloads.
+struct FloatRq {
+  __m512 hi, lo;
+};
+inline FloatRq float_rq_at(const RequantParams& q, int co) {
+  if (!q.float_rq) return {_mm512_setzero_ps(), _mm512_setzero_ps()};
+  return {_mm512_loadu_ps(q.fhi + co), _mm512_loadu_ps(q.flo + co)};
+}
+inline __m512i rq_float(__m512i acc, FloatRq f) {
+#if defined(OPENBPU_KERNELS_SIMDE)  // Debian's SIMDe lacks these: scalar, rounding down
+  alignas(64) int32_t t[16];
+  alignas(64) float fh[16], fl[16];
+  _mm512_store_si512(t, acc), _mm512_store_ps(fh, f.hi), _mm512_store_ps(fl, f.lo);
+  const int mode = std::fegetround();
+  std::fesetround(FE_DOWNWARD);
+  for (int i = 0; i < 16; ++i) {
+    volatile float lo = fl[i];
+    const float a = static_cast<float>(t[i]);
+    t[i] = static_cast<int32_t>(std::floor(std::fma(a, fh[i], a * lo) + 0.5f));
+  }
+  std::fesetround(mode);
+  return _mm512_load_si512(t);
+#else
+  constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+  const __m512 a = _mm512_cvtepi32_ps(acc);
+  const __m512 z = _mm512_fmadd_round_ps(a, f.hi, _mm512_mul_ps(a, f.lo), kDown);
+  return _mm512_cvt_roundps_epi32(_mm512_add_round_ps(z, _mm512_set1_ps(0.5f), kDown), kDown);
+#endif
+}
+// The int32 requantization of a fused tile without residual: kFloat
+// float_requant, else the S >= 33 form.
+template <bool kFloat>
+__attribute__((always_inline)) inline __m512i rq32(__m512i acc, const RequantParams& q, int co,
+                                                   FloatRq f) {
+  if constexpr (kFloat)
+    return rq_float(acc, f);
+  else
+    return rq_ge33(acc, q, co);
 }
 
 // RequantParams::fused64 for 16 channels from co: v = acc*M (+ R*Mr with
@@ -118,6 +166,7 @@ struct StoreQ {
   int co, n;
   int8_t* const* out;
   __m512i lo, hi, order;
+  FloatRq f0, f1;  // float_requant constants of channels co, co + 16
   explicit StoreQ(const GemmArgs& a)
       : q(*a.rq),
         co(a.co0),
@@ -125,7 +174,9 @@ struct StoreQ {
         out(a.out),
         lo(_mm512_set1_epi8(static_cast<char>(a.rq->lo))),
         hi(_mm512_set1_epi8(static_cast<char>(a.rq->hi))),
-        order(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15)) {}
+        order(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15)),
+        f0(float_rq_at(*a.rq, a.co0)),
+        f1(float_rq_at(*a.rq, a.co0 + 16)) {}
   // The residual of pixel m's channel 0, or nullptr.
   const int8_t* res(int m) const {
     if (q.rmult == nullptr) return nullptr;
@@ -160,12 +211,15 @@ struct StoreQ {
       pair64(m, m1, t[2 * m], t[2 * m + 1], t[2 * m1], t[2 * m1 + 1]);
     }
   }
-  // Every S >= 33, no residual.
+  // No residual: every S >= 33, or float_requant (kFloat).
+  template <bool kFloat>
   __attribute__((always_inline)) void pair(int m, int m1, __m512i a0, __m512i a1, __m512i b0,
                                           __m512i b1) const {
-    const __m512i pa = _mm512_packs_epi32(rq_ge33(a0, q, co), rq_ge33(a1, q, co + 16));
-    const __m512i pb =
-        m1 == m ? pa : _mm512_packs_epi32(rq_ge33(b0, q, co), rq_ge33(b1, q, co + 16));
+    const __m512i pa =
+        _mm512_packs_epi32(rq32<kFloat>(a0, q, co, f0), rq32<kFloat>(a1, q, co + 16, f1));
+    const __m512i pb = m1 == m ? pa
+                               : _mm512_packs_epi32(rq32<kFloat>(b0, q, co, f0),
+                                                    rq32<kFloat>(b1, q, co + 16, f1));
     store(m, m1, pa, pb);
   }
   __attribute__((always_inline)) void store(int m, int m1, __m512i pa, __m512i pb) const {
@@ -224,11 +278,18 @@ inline void gemm_tile(const GemmArgs& a, std::integer_sequence<int, M...>) {
   }
   if (kFused) {
     const StoreQ st(a);
-    auto pair = [&](int m) __attribute__((always_inline)) {
-      const int m1 = m + 1 < MR ? m + 1 : m;
-      if (m % 2 == 0) st.pair(m, m1, acc0[m], acc1[m], acc0[m1], acc1[m1]);
+    auto pairs = [&](auto kind) __attribute__((always_inline)) {
+      auto pair = [&](int m) __attribute__((always_inline)) {
+        const int m1 = m + 1 < MR ? m + 1 : m;
+        if (m % 2 == 0)
+          st.template pair<decltype(kind)::value>(m, m1, acc0[m], acc1[m], acc0[m1], acc1[m1]);
+      };
+      (pair(M), ...);
     };
-    (pair(M), ...);
+    if (a.rq->float_rq)
+      pairs(std::true_type{});
+    else
+      pairs(std::false_type{});
     return;
   }
   int32_t* out = a.acc;  // (stores through it could alias a's fields)
@@ -284,7 +345,10 @@ void gemv_k4_vnni(const GemmArgs& a) {
     return;
   }
   if (kFused) {
-    StoreQ(a).pair(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
+    if (a.rq->float_rq)
+      StoreQ(a).pair<true>(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
+    else
+      StoreQ(a).pair<false>(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
     return;
   }
   _mm512_storeu_si512(a.acc, sum[0][0]);
@@ -332,24 +396,37 @@ inline void gemm_tile16(const GemmArgs& a, std::integer_sequence<int, M...>) {
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   const size_t n = static_cast<size_t>(a.n);  // <= 16
   int8_t* const* out = a.out;
-  auto quad = [&](int m) {
-    if (m % 4 != 0) return;
-    const __m512i p01 = _mm512_packs_epi32(rq_ge33(acc[m], q, co), rq_ge33(acc[m + 1], q, co));
-    const __m512i p23 = _mm512_packs_epi32(rq_ge33(acc[m + 2], q, co), rq_ge33(acc[m + 3], q, co));
-    __m512i b = _mm512_permutexvar_epi32(order, _mm512_packs_epi16(p01, p23));
-    b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
-    if (n == 16) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out[m] + co), _mm512_castsi512_si128(b));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out[m + 1] + co), _mm512_extracti32x4_epi32(b, 1));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out[m + 2] + co), _mm512_extracti32x4_epi32(b, 2));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out[m + 3] + co), _mm512_extracti32x4_epi32(b, 3));
-    } else {
-      alignas(64) int8_t t[64];
-      _mm512_store_si512(t, b);
-      for (int j = 0; j < 4; ++j) copy_small(out[m + j] + co, t + 16 * j, n);
-    }
+  const FloatRq f = float_rq_at(q, co);
+  auto quads = [&](auto kind) __attribute__((always_inline)) {
+    constexpr bool kFloat = decltype(kind)::value;
+    auto quad = [&](int m) __attribute__((always_inline)) {
+      if (m % 4 != 0) return;
+      const __m512i p01 = _mm512_packs_epi32(rq32<kFloat>(acc[m], q, co, f),
+                                             rq32<kFloat>(acc[m + 1], q, co, f));
+      const __m512i p23 = _mm512_packs_epi32(rq32<kFloat>(acc[m + 2], q, co, f),
+                                             rq32<kFloat>(acc[m + 3], q, co, f));
+      __m512i b = _mm512_permutexvar_epi32(order, _mm512_packs_epi16(p01, p23));
+      b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
+      if (n == 16) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out[m] + co), _mm512_castsi512_si128(b));
+        auto* o1 = reinterpret_cast<__m128i*>(out[m + 1] + co);
+        auto* o2 = reinterpret_cast<__m128i*>(out[m + 2] + co);
+        auto* o3 = reinterpret_cast<__m128i*>(out[m + 3] + co);
+        _mm_storeu_si128(o1, _mm512_extracti32x4_epi32(b, 1));
+        _mm_storeu_si128(o2, _mm512_extracti32x4_epi32(b, 2));
+        _mm_storeu_si128(o3, _mm512_extracti32x4_epi32(b, 3));
+      } else {
+        alignas(64) int8_t t[64];
+        _mm512_store_si512(t, b);
+        for (int j = 0; j < 4; ++j) copy_small(out[m + j] + co, t + 16 * j, n);
+      }
+    };
+    (quad(M), ...);
   };
-  (quad(M), ...);
+  if (q.float_rq)
+    quads(std::true_type{});
+  else
+    quads(std::false_type{});
 }
 template <int MR, bool kFused = false>
 void gemm16_k4_vnni(const GemmArgs& a) {
@@ -364,12 +441,13 @@ struct MacVnni {
   static constexpr bool kFlip = true;
   static __m256i dp(__m256i acc, __m256i x, __m256i w) { return _mm256_dpbusd_epi32(acc, x, w); }
   static __m128i dp(__m128i acc, __m128i x, __m128i w) { return _mm_dpbusd_epi32(acc, x, w); }
+  static __m512i dp(__m512i acc, __m512i x, __m512i w) { return _mm512_dpbusd_epi32(acc, x, w); }
   template <class O>
   static typename O::V dot4(typename O::V acc, typename O::V x, typename O::V w, typename O::V) {
     return dp(acc, x, w);
   }
 };
-void dw4_row_vnni(const DwRowArgs& a) { dw4::row<MacVnni>(a); }
+void dw4_row_vnni(const DwRowArgs& a) { dw4::row<MacVnni, 64>(a); }
 
 }  // namespace
 
@@ -384,7 +462,7 @@ void dw4_row_vnni(const DwRowArgs& a) { dw4::row<MacVnni>(a); }
 const ConvIsa& OPENBPU_VNNI_ISA() {
 #define OPENBPU_VNNI_OTHERS                                                              \
   .dw = avx2_isa().dw, .dw_pack = avx2_isa().dw_pack, .epilogue = avx2_isa().epilogue,    \
-  .dw4_cpad = dw4::cpad, .dw4_pack = dw4::pack, .dw4_convert = dw4::convert<true>,             \
+  .dw4_cpad = dw4::cpad<64>, .dw4_pack = dw4::pack<64>, .dw4_convert = dw4::convert<true, 64>,             \
   .dw4_row = dw4_row_vnni, .dwflat_pack = avx2_isa().dwflat_pack, .dwflat = avx2_isa().dwflat
   // Groups of at most 16 output channels (16 x 16 tiles; 8 x 16 for maps
   // of few pixels).
@@ -392,7 +470,7 @@ const ConvIsa& OPENBPU_VNNI_ISA() {
       .name = OPENBPU_VNNI_NAME "-n16", .mr = 16, .nr = 16, .kg = 4, .kpad = 4, .esize = 1,
       .fmt = InputFormat::kU8, .gemm = gemm16_k4_vnni<16>, .mr2 = 8,
       .gemm2 = gemm16_k4_vnni<8>, .gemm_q = gemm16_k4_vnni<16, true>,
-      .gemm2_q = gemm16_k4_vnni<8, true>, OPENBPU_VNNI_OTHERS,
+      .gemm2_q = gemm16_k4_vnni<8, true>, OPENBPU_VNNI_OTHERS, .float_gemm = true,
   };
   static const ConvIsa isa = {
       .name = OPENBPU_VNNI_NAME,
@@ -412,6 +490,7 @@ const ConvIsa& OPENBPU_VNNI_ISA() {
       OPENBPU_VNNI_OTHERS,
       .narrow16 = &n16,
       .fused64 = true,
+      .float_gemm = true,
   };
 #undef OPENBPU_VNNI_OTHERS
   return isa;

@@ -4,13 +4,16 @@
 // multiply-accumulate (Mac policy). Everything here has internal linkage, so
 // no code built for one instruction set can be shared with another file.
 //
-// Channel blocks: 32 (ymm) or, for a last block of at most 16, 16 (xmm).
+// Channel blocks: 32 (ymm) or, for a last block of at most 16, 16 (xmm);
+// with OPENBPU_DW4_ZMM (the AVX-512 file) 64 (zmm), a last block of at most
+// 32 (16) channels 32 (16).
 // Column groups: for every even column x of a zero-padded input row, the
 // bytes of columns x..x+3 are interleaved per channel (unpack epi8 of
 // (x, x+1), (x+2, x+3), then epi16), which gives four vectors of 4 bytes
 // (the 4 columns) per channel:
 //   E = channels 0-3 | 16-19, F = 4-7 | 20-23, G = 8-11 | 24-27, H = 12-15 | 28-31
-// (xmm: E = 0-3, F = 4-7, G = 8-11, H = 12-15). An output pixel whose first
+// (xmm: E = 0-3, F = 4-7, G = 8-11, H = 12-15; zmm: four 128-bit segments
+// of 16 channels each, E = 0-3 | 16-19 | 32-35 | 48-51, ...). An output pixel whose first
 // tap column b is even reads groups b, b + 4, ...; for b odd it reads
 // groups b - 1, b + 3, ... with its weights shifted by one slot: two weight
 // sets (column parity) per kernel row, zero in the unused slots. Each
@@ -24,7 +27,8 @@
 // -128) by sign(w, x) (w negated where x < 0, zero where x == 0), which is
 // exact because the plan has no weight equal to -128: pairs are at most
 // 2*128*127. The int32 sums are exact (validator bound). The fused
-// requantization is the S >= 33 form of docs/kernels.md; saturating packs
+// requantization is the S >= 33 form of docs/kernels.md, or float_requant
+// (kernels.h) where the plan proved it exact for the layer; saturating packs
 // then the int8 clamp to [lo, hi] equal clamp(y, lo, hi).
 #ifndef OPENBPU_BPU_SIM_KERNELS_X86_DW4_X86_H_
 #define OPENBPU_BPU_SIM_KERNELS_X86_DW4_X86_H_
@@ -37,20 +41,28 @@ namespace openbpu::sim::kern {
 namespace {
 namespace dw4 {
 
-// Channel of lane l of vector v (E, F, G, H = 0..3) within a block.
-inline int lane_channel(int v, int l) { return l < 4 ? v * 4 + l : 16 + v * 4 + (l - 4); }
+// Channel of lane l of vector v (E, F, G, H = 0..3) within a block: each
+// 128-bit segment holds 16 channels, 4 per vector.
+inline int lane_channel(int v, int l) { return l / 4 * 16 + v * 4 + l % 4; }
 
-// Block b's first channel and width: 32, or 16 for a last block of at most
-// 16 channels.
+// Block b's first channel and width: kMax (32: ymm; 64: zmm, with
+// OPENBPU_DW4_ZMM), or for a last block of at most 16 (32) channels 16 (32).
 struct Block {
   int c0, width;
 };
-inline int block_count(int c) { return (c + 31) / 32; }
-inline Block block(int c, int b) {
-  return {32 * b, b == block_count(c) - 1 && c - 32 * b <= 16 ? 16 : 32};
+template <int kMax>
+inline int block_count(int c) {
+  return (c + kMax - 1) / kMax;
 }
+template <int kMax>
+inline Block block(int c, int b) {
+  const int rest = c - kMax * b;
+  const bool last = b == block_count<kMax>(c) - 1;
+  return {kMax * b, !last ? kMax : (rest <= 16 ? 16 : (rest <= 32 ? 32 : kMax))};
+}
+template <int kMax>
 inline int cpad(int c) {
-  const Block last = block(c, block_count(c) - 1);
+  const Block last = block<kMax>(c, block_count<kMax>(c) - 1);
   return last.c0 + last.width;
 }
 // Groups per kernel row for first-tap column parity q.
@@ -68,14 +80,16 @@ inline size_t block_bytes(int width, int kh, int kw) {
   return weight_bytes(width, kh, kw) + (5 + kh) * 4 * static_cast<size_t>(width / 4) * 4;
 }
 
-inline size_t pack(const DwPackArgs& a, void* dst) {
+template <int kMax>
+size_t pack(const DwPackArgs& a, void* dst) {
   size_t total = 0;
-  for (int b = 0; b < block_count(a.c); ++b) total += block_bytes(block(a.c, b).width, a.kh, a.kw);
+  for (int b = 0; b < block_count<kMax>(a.c); ++b)
+    total += block_bytes(block<kMax>(a.c, b).width, a.kh, a.kw);
   if (dst == nullptr) return total;
   uint8_t* o = static_cast<uint8_t*>(dst);
   const int taps = a.kh * a.kw;
-  for (int b = 0; b < block_count(a.c); ++b) {
-    const Block blk = block(a.c, b);
+  for (int b = 0; b < block_count<kMax>(a.c); ++b) {
+    const Block blk = block<kMax>(a.c, b);
     const int lanes = blk.width / 4;
     for (int kh = 0; kh < a.kh; ++kh)
       for (int q = 0; q < 2; ++q)
@@ -95,6 +109,10 @@ inline size_t pack(const DwPackArgs& a, void* dst) {
         p[0 * lanes + l] = a.bias[ch];
         p[1 * lanes + l] = a.mult[ch];
         p[2 * lanes + l] = a.mult[odd];
+        if (a.fhi != nullptr) {  // float_requant: hi, lo of the lane's own channel
+          std::memcpy(&p[1 * lanes + l], &a.fhi[ch], 4);
+          std::memcpy(&p[2 * lanes + l], &a.flo[ch], 4);
+        }
         p[3 * lanes + l] = a.r32[ch];
         p[4 * lanes + l] = a.sh32[ch];
       }
@@ -113,9 +131,18 @@ inline size_t pack(const DwPackArgs& a, void* dst) {
   return total;
 }
 
-// Vector operations of one width.
+// Vector operations of one width. requant_f is the float_requant of
+// kernels.h: its float operations round as MXCSR says (row() sets it to
+// round down around the kernels that call it).
 struct Y {  // 32 channels
   using V = __m256i;
+  using F = __m256;
+  static F loadf(const void* p) { return _mm256_loadu_ps(static_cast<const float*>(p)); }
+  static V requant_f(V acc, F hi, F lo) {
+    const F a = _mm256_cvtepi32_ps(acc);
+    const F z = _mm256_fmadd_ps(a, hi, _mm256_mul_ps(a, lo));
+    return _mm256_cvtps_epi32(_mm256_add_ps(z, _mm256_set1_ps(0.5f)));
+  }
   static V load(const void* p) { return _mm256_loadu_si256(static_cast<const V*>(p)); }
   static void store(void* p, V v) { _mm256_storeu_si256(static_cast<V*>(p), v); }
   static V zero() { return _mm256_setzero_si256(); }
@@ -152,6 +179,13 @@ struct Y {  // 32 channels
 };
 struct X {  // 16 channels
   using V = __m128i;
+  using F = __m128;
+  static F loadf(const void* p) { return _mm_loadu_ps(static_cast<const float*>(p)); }
+  static V requant_f(V acc, F hi, F lo) {
+    const F a = _mm_cvtepi32_ps(acc);
+    const F z = _mm_fmadd_ps(a, hi, _mm_mul_ps(a, lo));
+    return _mm_cvtps_epi32(_mm_add_ps(z, _mm_set1_ps(0.5f)));
+  }
   static V load(const void* p) { return _mm_loadu_si128(static_cast<const V*>(p)); }
   static void store(void* p, V v) { _mm_storeu_si128(static_cast<V*>(p), v); }
   static V zero() { return _mm_setzero_si128(); }
@@ -183,6 +217,67 @@ struct X {  // 16 channels
   }
 };
 
+#if defined(OPENBPU_DW4_ZMM)
+struct Z {  // 64 channels (AVX-512 F/BW)
+  using V = __m512i;
+  using F = __m512;
+  static V load(const void* p) { return _mm512_loadu_si512(p); }
+  static void store(void* p, V v) { _mm512_storeu_si512(p, v); }
+  static V zero() { return _mm512_setzero_si512(); }
+  static V ones16() { return _mm512_set1_epi16(1); }
+  static V lo8(V a, V b) { return _mm512_unpacklo_epi8(a, b); }
+  static V hi8(V a, V b) { return _mm512_unpackhi_epi8(a, b); }
+  static V lo16(V a, V b) { return _mm512_unpacklo_epi16(a, b); }
+  static V hi16(V a, V b) { return _mm512_unpackhi_epi16(a, b); }
+  static V add32(V a, V b) { return _mm512_add_epi32(a, b); }
+  static V mul_even(V a, V b) { return _mm512_mul_epi32(a, b); }
+  static V srl64_32(V a) { return _mm512_srli_epi64(a, 32); }
+  static V blend_odd(V even, V odd) { return _mm512_mask_blend_epi32(0xAAAA, even, odd); }
+  static V packs32(V a, V b) { return _mm512_packs_epi32(a, b); }
+  static V packs16(V a, V b) { return _mm512_packs_epi16(a, b); }
+  static V set8(int v) { return _mm512_set1_epi8(static_cast<char>(v)); }
+  static V max8(V a, V b) { return _mm512_max_epi8(a, b); }
+  static V min8(V a, V b) { return _mm512_min_epi8(a, b); }
+  static V or_(V a, V b) { return _mm512_or_si512(a, b); }
+  static V xor_(V a, V b) { return _mm512_xor_si512(a, b); }
+  static V sub32(V a, V b) { return _mm512_sub_epi32(a, b); }
+  static bool any_neg(V a) { return _mm512_movepi8_mask(a) != 0; }
+  static F loadf(const void* p) { return _mm512_loadu_ps(static_cast<const float*>(p)); }
+#if defined(OPENBPU_KERNELS_SIMDE)  // Debian's SIMDe lacks these zmm forms: ymm halves
+  static V srav(V a, V s) {
+    alignas(64) int32_t x[16], y[16];
+    _mm512_store_si512(x, a), _mm512_store_si512(y, s);
+    for (int h = 0; h < 2; ++h)
+      Y::store(x + 8 * h, _mm256_srav_epi32(Y::load(x + 8 * h), Y::load(y + 8 * h)));
+    return _mm512_load_si512(x);
+  }
+  static V requant_f(V acc, F hi, F lo) {
+    alignas(64) int32_t x[16];
+    alignas(64) float fh[16], fl[16];
+    _mm512_store_si512(x, acc), _mm512_store_ps(fh, hi), _mm512_store_ps(fl, lo);
+    for (int h = 0; h < 2; ++h)
+      Y::store(x + 8 * h, Y::requant_f(Y::load(x + 8 * h), Y::loadf(fh + 8 * h), Y::loadf(fl + 8 * h)));
+    return _mm512_load_si512(x);
+  }
+#else
+  static V srav(V a, V s) { return _mm512_srav_epi32(a, s); }
+  static V requant_f(V acc, F hi, F lo) {
+    const F a = _mm512_cvtepi32_ps(acc);
+    const F z = _mm512_fmadd_ps(a, hi, _mm512_mul_ps(a, lo));
+    return _mm512_cvtps_epi32(_mm512_add_ps(z, _mm512_set1_ps(0.5f)));
+  }
+#endif
+  // int32 lanes of E..H to natural order: segment k of vector v holds
+  // channels 16k + 4v .. 16k + 4v + 3.
+  static void store_acc(int32_t* acc, const V (&v)[4]) {
+    alignas(64) int32_t t[4][16];
+    for (int k = 0; k < 4; ++k) _mm512_store_si512(t[k], v[k]);
+    for (int seg = 0; seg < 4; ++seg)
+      for (int k = 0; k < 4; ++k) std::memcpy(acc + 16 * seg + 4 * k, &t[k][4 * seg], 16);
+  }
+};
+#endif
+
 // Column groups of one block: plain row [columns][cp] -> [ngc][cp * 4],
 // as x ^ 0x80 = x + 128 (unsigned) with kFlip. Returns the OR of every byte
 // read (bit 7 of a byte: a negative value).
@@ -209,12 +304,18 @@ typename O::V convert_block(const int8_t* plain, int ngc, int cp, int c0, int wi
 // Every column of the row is read (group gc covers columns 2gc..2gc+3, the
 // row has 2 * ngc + 2) and every channel [0, cp): the answer covers the row.
 // With kFlip the groups hold x + 128 (unsigned), and the answer is false.
-template <bool kFlip>
-inline bool convert(const int8_t* plain, int ngc, int c, int8_t* dst) {
-  const int cp = cpad(c);
+template <bool kFlip, int kMax>
+bool convert(const int8_t* plain, int ngc, int c, int8_t* dst) {
+  const int cp = cpad<kMax>(c);
   bool neg = false;
-  for (int b = 0; b < block_count(c); ++b) {
-    const Block blk = block(c, b);
+  for (int b = 0; b < block_count<kMax>(c); ++b) {
+    const Block blk = block<kMax>(c, b);
+#if defined(OPENBPU_DW4_ZMM)
+    if (blk.width == 64) {
+      neg = Z::any_neg(convert_block<Z, kFlip>(plain, ngc, cp, blk.c0, 64, dst)) || neg;
+      continue;
+    }
+#endif
     if (blk.width == 32)
       neg = Y::any_neg(convert_block<Y, kFlip>(plain, ngc, cp, blk.c0, 32, dst)) || neg;
     else
@@ -224,14 +325,20 @@ inline bool convert(const int8_t* plain, int ngc, int c, int8_t* dst) {
 }
 
 // Requantized int8 channels of one block (natural order) for NP pixels at
-// once: each per-channel constant is loaded once for all of them.
-template <class O, int NP>
-inline void requant(const typename O::V (&acc)[NP][4], const int32_t* par, int lanes,
+// once: each per-channel constant is loaded once for all of them. kFloat:
+// float_requant (the M slots hold hi and lo).
+template <class O, int NP, bool kFloat>
+__attribute__((always_inline)) inline void requant(const typename O::V (&acc)[NP][4], const int32_t* par, int lanes,
                     typename O::V (&r)[NP]) {
   using V = typename O::V;
   V y[NP][4];
   for (int v = 0; v < 4; ++v) {
     const int32_t* p = par + v * 5 * lanes;
+    if constexpr (kFloat) {
+      const typename O::F hi = O::loadf(p + lanes), lo = O::loadf(p + 2 * lanes);
+      for (int k = 0; k < NP; ++k) y[k][v] = O::requant_f(acc[k][v], hi, lo);
+      continue;
+    }
     const V m = O::load(p + lanes), m_odd = O::load(p + 2 * lanes);
     const V r32 = O::load(p + 3 * lanes), sh32 = O::load(p + 4 * lanes);
     for (int k = 0; k < NP; ++k) {
@@ -268,8 +375,8 @@ struct Sink {
 
 // Stores NP consecutive pixels' block, from pixel p: requantized int8
 // (fused) or the raw sums.
-template <class O, int NP>
-inline void finish(const Sink<O>& s, const typename O::V (&acc)[NP][4], const int32_t* par,
+template <class O, int NP, bool kFloat>
+__attribute__((always_inline)) inline void finish(const Sink<O>& s, const typename O::V (&acc)[NP][4], const int32_t* par,
                    int lanes, int p, int width) {
   using V = typename O::V;
   if (s.out == nullptr) {
@@ -277,16 +384,16 @@ inline void finish(const Sink<O>& s, const typename O::V (&acc)[NP][4], const in
     return;
   }
   V r[NP];
-  requant<O, NP>(acc, par, lanes, r);
+  requant<O, NP, kFloat>(acc, par, lanes, r);
   for (int k = 0; k < NP; ++k) {
     const V q = O::min8(O::max8(r[k], s.lo), s.hi);
     int8_t* o = s.out + (p + k) * s.pstride;
     if (s.n == width) {
       O::store(o, q);
     } else {
-      alignas(32) int8_t tmp[32];
+      alignas(64) int8_t tmp[64];
       O::store(tmp, q);
-      copy_small(o, tmp, static_cast<size_t>(s.n));
+      copy_bytes(o, tmp, static_cast<size_t>(s.n));
     }
   }
 }
@@ -295,7 +402,7 @@ inline void finish(const Sink<O>& s, const typename O::V (&acc)[NP][4], const in
 // kernel height and the groups per kernel row (both parities) at compile
 // time; with stride 1 two adjacent pixels (even and odd first column) read
 // the same groups, loaded once.
-template <class O, class Mac, bool kSigned, int KH, int NG>
+template <class O, class Mac, bool kSigned, bool kFloat, int KH, int NG>
 void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   using V = typename O::V;
   const int kh_n = KH > 0 ? KH : a.kh;
@@ -328,8 +435,10 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   }
   auto mac = [&](V acc, V x, const uint8_t* w) {
     const V wv = O::load(w);
-    return kSigned ? Mac::template dot4<O>(acc, O::abs8(x), O::sign8(wv, x), ones)
-                   : Mac::template dot4<O>(acc, x, wv, ones);
+    if constexpr (kSigned)
+      return Mac::template dot4<O>(acc, O::abs8(x), O::sign8(wv, x), ones);
+    else
+      return Mac::template dot4<O>(acc, x, wv, ones);
   };
   const int stride = a.stride, npix = a.npix;
   int p = 0;
@@ -349,7 +458,7 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
             acc[1][v] = mac(acc[1][v], x, w1 + wo);
           }
       }
-      finish<O, 2>(sink, acc, par, lanes, p, width);
+      finish<O, 2, kFloat>(sink, acc, par, lanes, p, width);
     }
   }
   // Accumulates pixel p (first tap column b = p * stride) into acc.
@@ -373,41 +482,65 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
       V acc[2][4];
       pixel(p, acc[0]);
       pixel(p + 1, acc[1]);
-      finish<O, 2>(sink, acc, par, lanes, p, width);
+      finish<O, 2, kFloat>(sink, acc, par, lanes, p, width);
     }
   }
   for (; p < npix; ++p) {
     V acc[1][4];
     pixel(p, acc[0]);
-    finish<O, 1>(sink, acc, par, lanes, p, width);
+    finish<O, 1, kFloat>(sink, acc, par, lanes, p, width);
   }
 }
 
-template <class O, class Mac, bool kSigned>
+template <class O, class Mac, bool kSigned, bool kFloat>
 void block_row_any(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   if (a.kh == 3 && a.kw == 3)
-    block_row<O, Mac, kSigned, 3, 1>(a, wp, c0, width);
+    block_row<O, Mac, kSigned, kFloat, 3, 1>(a, wp, c0, width);
   else if (a.kh == 5 && a.kw == 5)
-    block_row<O, Mac, kSigned, 5, 2>(a, wp, c0, width);
+    block_row<O, Mac, kSigned, kFloat, 5, 2>(a, wp, c0, width);
   else if (a.kh == 1 && a.kw == 1)
-    block_row<O, Mac, kSigned, 1, 1>(a, wp, c0, width);
+    block_row<O, Mac, kSigned, kFloat, 1, 1>(a, wp, c0, width);
   else
-    block_row<O, Mac, kSigned, 0, 0>(a, wp, c0, width);
+    block_row<O, Mac, kSigned, kFloat, 0, 0>(a, wp, c0, width);
 }
 
-template <class Mac>
-void row(const DwRowArgs& a) {
+// Not inlined: with kFloat it runs between row()'s MXCSR writes, which the
+// compiler does not order against vector float operations it could see.
+// Mac::kFlip kernels read x + 128 only (DwRowArgs::nonneg is then true).
+template <class O, class Mac, bool kFloat>
+void block_row_sign(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
+  if (Mac::kFlip || a.nonneg)
+    block_row_any<O, Mac, false, kFloat>(a, wp, c0, width);
+  else if constexpr (!Mac::kFlip)
+    block_row_any<O, Mac, true, kFloat>(a, wp, c0, width);
+}
+
+template <class Mac, int kMax, bool kFloat>
+__attribute__((noinline)) void row_blocks(const DwRowArgs& a) {
   const uint8_t* wp = static_cast<const uint8_t*>(a.pack);
-  for (int b = 0; b < block_count(a.c); ++b) {
-    const Block blk = block(a.c, b);
-    if (blk.width == 32)
-      a.nonneg ? block_row_any<Y, Mac, false>(a, wp, blk.c0, 32)
-               : block_row_any<Y, Mac, true>(a, wp, blk.c0, 32);
-    else
-      a.nonneg ? block_row_any<X, Mac, false>(a, wp, blk.c0, 16)
-               : block_row_any<X, Mac, true>(a, wp, blk.c0, 16);
+  for (int b = 0; b < block_count<kMax>(a.c); ++b) {
+    const Block blk = block<kMax>(a.c, b);
+#if defined(OPENBPU_DW4_ZMM)
+    if (blk.width == 64) block_row_sign<Z, Mac, kFloat>(a, wp, blk.c0, 64);
+#endif
+    if (blk.width == 32) block_row_sign<Y, Mac, kFloat>(a, wp, blk.c0, 32);
+    if (blk.width == 16) block_row_sign<X, Mac, kFloat>(a, wp, blk.c0, 16);
     wp += block_bytes(blk.width, a.kh, a.kw);
   }
+}
+
+// float_requant runs with MXCSR rounding toward -infinity (RC = 01), the
+// caller's mode restored after.
+template <class Mac, int kMax>
+void row(const DwRowArgs& a) {
+  if (a.out == nullptr || !a.float_requant) {
+    row_blocks<Mac, kMax, false>(a);
+    return;
+  }
+  const unsigned csr = _mm_getcsr();
+  _mm_setcsr((csr & ~0x6000u) | 0x2000u);
+  row_blocks<Mac, kMax, true>(a);
+  _mm_setcsr(csr);
 }
 
 }  // namespace dw4

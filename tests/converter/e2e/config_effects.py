@@ -153,6 +153,19 @@ def main():
     expect(len(q) == 1 and types.get(q[0]) == 5, "node_info InputType int16: conv2 reads an int16 input (%s)"
            % [(x, types.get(x)) for x in q])
 
+    # int16_weights: the convolutions reading int16 compute with two int8
+    # weight planes (set_model_output_int8: the tail conv is not int32).
+    d16, _ = convert(args, "all_int16", {"calibration_parameters": {
+        "optimization": "'set_all_nodes_int16;set_model_output_int8'"}})
+    d, log = convert(args, "int16_weights", {"calibration_parameters": {
+        "optimization": "'set_all_nodes_int16;set_model_output_int8;int16_weights'"}})
+    expect(code_bytes(d) > code_bytes(d16) and "convolutions reading int16 compute with 16-bit weights" in log,
+           "int16_weights: two weight planes, more BPU code than all-int16 alone: %d > %d"
+           % (code_bytes(d), code_bytes(d16)))
+    d, log = convert(args, "int16_weights_int8", {"calibration_parameters": {"optimization": "'int16_weights'"}})
+    expect("int16_weights: no convolution reads an int16 value" in log and code_bytes(d) == code_bytes(base),
+           "int16_weights without int16 activations: a warning, the same BPU code")
+
     # Its only Relu -> convolution path goes through the CPU's
     # InstanceNormalization: no pair to equalize, and the log says so.
     d, log = convert(args, "cle", {"calibration_parameters": {"cross_layer_equalization": "True"}})

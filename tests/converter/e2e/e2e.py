@@ -147,14 +147,16 @@ CASES = {
                            data="pages", n_cal=16, n_test=16, min_cos=0.97, text_map=True, centered=True),
     # The PP-OCRv4 text recognizer (SVTR, 6625 classes) on upright rendered
     # 48x320 lines, X5 (bayes-e, one BPU subgraph), every activation int16:
-    # greedy CTC decoding of the .bin against ONNX Runtime's. Measured
-    # 0.9960 / 184 of 200 lines (0.9912 / 174 before the biases fit and the
-    # int16 layers' weight rounding; the issue's bar, 97 %, is not met yet).
-    # By hand (7-12 min), not in ctest.
+    # greedy CTC decoding of the .bin against ONNX Runtime's, with 16-bit
+    # weights on the convolutions reading int16 (optimization int16_weights,
+    # docs/converter.md "16-bit weights"). Measured 2026-11-28: see the
+    # MEASURED line below; one plane of int8 weights gave 0.9960 / 184 of 200
+    # lines (92 %). By hand (10-15 min), not in ctest.
     "ppocr_rec_int16": Case("ppocr_rec_int16", "ocr:ch_PP-OCRv4_rec_infer.onnx", "bayes-e", "x", (1, 3, 48, 320),
                             rt="bgr", train="bgr", mean=[127.5], std=[127.5], cal="default", data="upright_lines",
-                            n_cal=50, n_test=200, min_cos=0.995, min_ctc=0.91,
-                            extra_yaml="  optimization: set_all_nodes_int16\n"),
+                            n_cal=50, n_test=200, min_cos=0.999, min_ctc=0.97,
+                            extra_yaml="  optimization: set_all_nodes_int16;int16_weights\n",
+                            log=[r"optimization int16_weights: \d+ convolutions reading int16"]),
     # A generated model with an operator the BPU lacks between convolutions:
     # two BPU subgraphs around a CPU node; then with run_on_cpu for the last
     # convolution, which must still compute the same.

@@ -264,9 +264,11 @@ def torch_nv12(args, work, model):
 
 # ---------------------------------------------------------------- bad models
 
-def qdq_model(path, act_scale=(0.05,), act_zp=0, zp_type=None, q_without_dq=False, extra_relu=False, out_qdq=False):
+def qdq_model(path, act_scale=(0.05,), act_zp=0, zp_type=None, q_without_dq=False, extra_relu=False, out_qdq=False,
+              both_outputs=False):
     """input -> Q/DQ -> Conv(weight DQ of int8, bias DQ of int32) -> [Sigmoid] -> y; out_qdq: Conv -> Q/DQ -> y
-    (the output pair's DequantizeLinear writes the model output)."""
+    (the output pair's DequantizeLinear writes the model output); both_outputs: the Conv's output c is a model
+    output too."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     zt = zp_type or TensorProto.INT8
@@ -299,7 +301,8 @@ def qdq_model(path, act_scale=(0.05,), act_zp=0, zp_type=None, q_without_dq=Fals
         nodes.append(helper.make_node("QuantizeLinear", ["c", "os", "oz"], ["cq"], name="out_q"))
         nodes.append(helper.make_node("DequantizeLinear", ["cq", "os", "oz"], ["y"], name="out_dq"))
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 16, 16])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+                          [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+                           for o in (["y", "c"] if both_outputs else ["y"])], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 7
     onnx.save(m, path)
@@ -323,6 +326,7 @@ def errors(args, work):
         ("good", dict(), None),
         ("uint8_128", dict(act_zp=128, zp_type=TensorProto.UINT8), None),
         ("output_pair", dict(out_qdq=True), None),
+        ("both_outputs", dict(out_qdq=True, both_outputs=True), None),
         ("zero_point", dict(act_zp=3), r"QuantizeLinear 'in_q': zero point 3 of int8 \(asymmetric quantization\)"),
         ("uint8_zero_point", dict(act_zp=0, zp_type=TensorProto.UINT8),
          r"QuantizeLinear 'in_q': zero point 0 of uint8 .*128 for uint8"),
@@ -349,12 +353,13 @@ def errors(args, work):
         out = os.path.join(d, "out_m")
         left = sorted(os.listdir(out)) if os.path.isdir(out) else []
         if want is None:
+            want_outs = ["y", "c"] if kw.get("both_outputs") else ["y"]
             ok = rc == 0 and "m.bin" in left
             print("%-18s %s" % (name, "converts" if ok else "FAILED to convert"))
             if not ok:
                 failures.append("%s: the good QDQ model does not convert" % name)
-            elif e2e.onnx_io(os.path.join(out, "m_original_float_model.onnx"))[1] != ["y"]:
-                failures.append("%s: the model output is not 'y' any more" % name)
+            elif e2e.onnx_io(os.path.join(out, "m_original_float_model.onnx"))[1] != want_outs:
+                failures.append("%s: the model outputs are not %s any more" % (name, want_outs))
             continue
         errs = [l for l in log.splitlines() if " ERROR " in l]
         print("%-18s rc=%d %s" % (name, rc, errs[0].split(" ERROR ", 1)[1] if errs else "(no ERROR line)"))

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// Brief polling before a thread sleeps on a condition variable. A wake-up
+// through the kernel costs a thread switch, several microseconds on a VM,
+// more than a small model's BPU function call takes on the simulator. The
+// scheduler's idle core threads (waiting for work) and libdnn's task waits
+// (waiting for the task to end) poll a signal counter for up to
+// OPENBPU_SPIN_US (docs/environment.md) before they sleep; whoever would
+// wake them bumps the counter before notifying.
+#ifndef OPENBPU_BPU_DRIVER_SPIN_H_
+#define OPENBPU_BPU_DRIVER_SPIN_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+namespace openbpu::drv {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// Polls `signals` until it differs from `seen` (true) or spin_ns have
+// passed (false; at once when spin_ns is 0). It yields the host core now and
+// then, so that a runnable thread (the one that will signal, a CPU operator
+// of the same task) is not kept off it.
+inline bool spin_for_signal(const std::atomic<uint64_t>& signals, uint64_t seen, uint64_t spin_ns) {
+  if (spin_ns == 0) return false;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(spin_ns);
+  for (unsigned i = 1;; ++i) {
+    if (signals.load(std::memory_order_acquire) != seen) return true;
+    if (i % 32 == 0) {
+      if (std::chrono::steady_clock::now() >= end) return false;
+      std::this_thread::yield();
+    }
+    cpu_relax();
+  }
+}
+
+}  // namespace openbpu::drv
+
+#endif  // OPENBPU_BPU_DRIVER_SPIN_H_
