@@ -163,9 +163,9 @@ def our_outputs(args, name, onnx_path, cal_dir, test_list, size, key):
     r = subprocess.run(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     print("%s: makertbin %.0f s" % (tag, time.time() - t0), flush=True)
     if r.returncode != 0:
-        err = [l for l in r.stdout.splitlines() if "ERROR" in l or "error" in l]
+        err = [l.split("ERROR", 1)[-1].strip() for l in r.stdout.splitlines() if "ERROR" in l]
         print(r.stdout[-3000:])
-        return None, "failed: " + (err[-1].strip() if err else "exit %d" % r.returncode)
+        return None, "failed: " + (err[0] if err else "exit %d" % r.returncode)
     out_dir = os.path.join(work, "bin")
     e2e.run([os.path.join(args.bin, "openbpu_run_bin"), os.path.join(work, "model_output", tag + ".bin"),
              test_list, out_dir])
