@@ -14,7 +14,8 @@ tests/converter/models/export_models.py: exact_bn):
     `set_all_nodes_int16;int16_weights` (16-bit convolution weights, two
     int8 planes), with --mix int8 with `calibration_type: mix`, with
     --min-cosine C int8 with the accuracy budget `min_output_cosine: C`
-    (int16 promotions; "-" when the budget is not met); the estimated BPU
+    (int16 promotions; "-" when the budget is not met; calibration_type
+    --budget-cal, default `default`); the estimated BPU
     time and the promotions of each conversion are printed from its
     makertbin log;
   * PTQ: PyTorch FX graph mode post-training quantization: the x86 (fbgemm)
@@ -37,7 +38,7 @@ minus TOL for any model (ctest converter_ptq_peer, a small model).
 
 usage: ptq_peer.py --work DIR --bin BUILD_BIN_DIR [--models mobilenet_v2,resnet18,mobilenet_v3_large,efficientnet_b0]
                    [--size 224] [--n-cal 8] [--n-test 24] [--int16] [--int16-weights] [--mix]
-                   [--min-cosine C] [--no-ptq] [--symmetric] [--weights-only] [--check TOL]
+                   [--min-cosine C [--budget-cal TYPE]] [--no-ptq] [--symmetric] [--weights-only] [--check TOL]
 Run with Debian's /usr/bin/python3 (torch, torchvision, numpy, onnx, skimage).
 """
 import argparse
@@ -151,7 +152,7 @@ def our_outputs(args, name, onnx_path, cal_dir, test_list, size, key):
     os.makedirs(work)
     _, cal_type, extra = OURS[key]
     if extra is None:
-        extra = "  min_output_cosine: %g\n" % args.min_cosine
+        cal_type, extra = args.budget_cal, "  min_output_cosine: %g\n" % args.min_cosine
     case = e2e.Case(tag, onnx_path, "bayes-e", "input", (1, 3, size, size), rt="featuremap", train="featuremap",
                     layout_rt="NCHW", cal=cal_type, extra_yaml=extra)
     yaml = os.path.join(work, "config.yaml")
@@ -252,6 +253,7 @@ def main():
     ap.add_argument("--mix", action="store_true", help="also ours int8 with calibration_type mix")
     ap.add_argument("--min-cosine", type=float,
                     help="also ours int8 with the accuracy budget min_output_cosine MIN_COSINE (int16 promotions)")
+    ap.add_argument("--budget-cal", default="default", help="calibration_type of the --min-cosine column")
     ap.add_argument("--no-ptq", action="store_true", help="only our conversions (no PyTorch PTQ column)")
     ap.add_argument("--reduce-range", action="store_true", help="PTQ activations in 7 bits (fbgemm's default)")
     ap.add_argument("--symmetric", action="store_true",
@@ -269,7 +271,7 @@ def main():
     head = {k: v[0] for k, v in OURS.items()}
     head.update({"ptq": "PyTorch FX PTQ", "ptq_sym": "PTQ symmetric", "w8": "int8 weights only"})
     if args.min_cosine is not None:
-        head["budget"] += " %g" % args.min_cosine
+        head["budget"] += " %g" % args.min_cosine + ("" if args.budget_cal == "default" else ", " + args.budget_cal)
     print("%-20s" % "model" + "".join("%-32s" % head[c] for c in cols))
     failures = []
     for name, res in rows:
