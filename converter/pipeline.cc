@@ -389,12 +389,18 @@ bool equalization_stage(const Config& config, const Placement& pl, const std::ve
 
 // calibration_parameters min_output_cosine: int16 promotion until the
 // budget is met (marches with int16), then the accuracy gate.
-bool promotion_stage(const Graph& g, const Placement& pl, const std::vector<Sample>& samples, double min_cosine,
-                     CompileOptions* co, CalibrationChoice* best, MapperLog& log, std::string* err) {
+bool promotion_stage(const Graph& g, const Placement& pl, const std::vector<Sample>& samples,
+                     const CalibrationStats& stats, double min_cosine, CompileOptions* co, CalibrationChoice* best,
+                     MapperLog& log, std::string* err) {
   PromotionResult r;
   const bool can = co->march->int16;
-  if (!promote_to_int16(g, pl, samples, min_cosine, can, [&](const std::string& m) { log.debug(m); }, co, best, &r,
-                        err))
+  // Promoted values take the calibration maximum (none with calibration_type
+  // load: the QDQ model's thresholds stay).
+  std::map<std::string, double> int16_thr;
+  for (const auto& [v, t] : thresholds_for(g, stats, CalCandidate{}))
+    if (stats.values.count(v) && t > 0) int16_thr[v] = t;
+  if (!promote_to_int16(g, pl, samples, min_cosine, can, int16_thr, [&](const std::string& m) { log.debug(m); }, co,
+                        best, &r, err))
     return false;
   const std::string scored = " on " + std::to_string(r.samples) + " calibration samples";
   if (!r.steps.empty() || !r.met)
@@ -515,7 +521,7 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
     log.warn("calibration_parameters cross_layer_equalization: ignored, every activation is int16");
   log.info("Select " + best.label + " method.");
   if (cp.min_output_cosine) {
-    if (!promotion_stage(g, pl, samples, *cp.min_output_cosine, &co, &best, log, &err)) return fail(err);
+    if (!promotion_stage(g, pl, samples, stats, *cp.min_output_cosine, &co, &best, log, &err)) return fail(err);
     lap("accuracy budget (int16 promotion)");
   }
   log.info("End to calibrate the model.");

@@ -39,13 +39,25 @@ std::vector<std::string> int8_activations(const Graph& g, const CompiledModel& c
   return out;
 }
 
+// Compiles and scores a set of promotions. A promoted value takes its int16
+// threshold (the calibration maximum: with 16 bits clipping only hurts,
+// method_search.h), not the clipping threshold the int8 method chose for it.
 class Evaluator {
  public:
-  Evaluator(const Graph& g, const Placement& pl, const std::map<std::string, double>& thr, const OutputScorer& s)
-      : g_(g), pl_(pl), thr_(thr), scorer_(s) {}
+  Evaluator(const Graph& g, const Placement& pl, const std::map<std::string, double>& thr,
+            const std::map<std::string, double>& int16_thr, const OutputScorer& s)
+      : g_(g), pl_(pl), thr_(thr), int16_thr_(int16_thr), scorer_(s) {}
 
+  std::map<std::string, double> thresholds(const CompileOptions& co) const {
+    std::map<std::string, double> t = thr_;
+    for (const auto& v : co.int16_values) {
+      auto it = int16_thr_.find(v);
+      if (it != int16_thr_.end() && t.count(v)) t[v] = it->second;
+    }
+    return t;
+  }
   bool build(const CompileOptions& co, CompiledModel* cm, std::string* error) const {
-    return compile(g_, pl_, thr_, co, cm, error);
+    return compile(g_, pl_, thresholds(co), co, cm, error);
   }
   bool score(const CompiledModel& cm, double* score, std::string* error) const {
     return scorer_.score(cm, score, error);
@@ -54,7 +66,8 @@ class Evaluator {
  private:
   const Graph& g_;
   const Placement& pl_;
-  const std::map<std::string, double>& thr_;
+  const std::map<std::string, double> thr_;
+  const std::map<std::string, double>& int16_thr_;
   const OutputScorer& scorer_;
 };
 
@@ -142,7 +155,8 @@ bool record_steps(const Evaluator& ev, const CompileOptions& co, const std::vect
 }  // namespace
 
 bool promote_to_int16(const Graph& g, const Placement& pl, const std::vector<Sample>& samples, double min_cosine,
-                      bool can_promote, const std::function<void(const std::string&)>& log, CompileOptions* co,
+                      bool can_promote, const std::map<std::string, double>& int16_thresholds,
+                      const std::function<void(const std::string&)>& log, CompileOptions* co,
                       CalibrationChoice* choice, PromotionResult* r, std::string* error) {
   OutputScorer scorer;
   if (!scorer.init(g, samples, kBudgetScoringSamples, error)) return false;
@@ -153,7 +167,7 @@ bool promote_to_int16(const Graph& g, const Placement& pl, const std::vector<Sam
   r->met = choice->score >= min_cosine;
   if (r->met || !can_promote) return true;
 
-  const Evaluator ev(g, pl, choice->thresholds, scorer);
+  const Evaluator ev(g, pl, choice->thresholds, int16_thresholds, scorer);
   const std::vector<std::string> values = int8_activations(g, choice->model, *co);
   const double cost = model_macs(choice->model) * static_cast<double>(r->samples);
   std::vector<Candidate> ranked;
@@ -196,6 +210,7 @@ bool promote_to_int16(const Graph& g, const Placement& pl, const std::vector<Sam
   }
   if (!record_steps(ev, *co, ranked, hi, r, error)) return false;
   *co = with_prefix(*co, ranked, hi);
+  choice->thresholds = ev.thresholds(*co);
   choice->model = std::move(best);
   choice->score = r->score_after = best_score;
   r->us_after = estimated_bpu_us(choice->model, *co->march);

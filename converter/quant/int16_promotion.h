@@ -13,6 +13,7 @@
 #define OPENBPU_CONVERTER_QUANT_INT16_PROMOTION_H_
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,10 +46,14 @@ constexpr size_t kBudgetScoringSamples = 32;
 constexpr double kMeasuredRankingBudgetMacs = 128e9;
 
 // `co` gains the promoted values in int16_values; `choice` gets the model
-// compiled with them and its score. With `can_promote` false (a march without
-// int16) nothing is promoted and the result says whether the budget is met.
+// compiled with them, its thresholds and its score. A promoted value takes
+// its threshold from int16_thresholds (the calibration maximum, as with
+// set_all_nodes_int16), not the int8 method's clipping threshold. With
+// `can_promote` false (a march without int16) nothing is promoted and the
+// result says whether the budget is met.
 bool promote_to_int16(const Graph& g, const Placement& placement, const std::vector<Sample>& samples,
-                      double min_cosine, bool can_promote, const std::function<void(const std::string&)>& log,
+                      double min_cosine, bool can_promote, const std::map<std::string, double>& int16_thresholds,
+                      const std::function<void(const std::string&)>& log,
                       CompileOptions* co, CalibrationChoice* choice, PromotionResult* result, std::string* error);
 
 // Estimated BPU time of all subgraphs of a compiled model, in microseconds.
