@@ -90,8 +90,7 @@ class Task {
   enum class State { kOpen, kQueued, kRunning, kDone };
 
   std::mutex mu;
-  std::condition_variable cv;
-  std::atomic<uint64_t> signals{0};  // bumped by notify() (a waiting thread polls it, bpu_driver/spin.h)
+  drv::PollingCondition cv;  // waits poll briefly before sleeping (bpu_driver/spin.h)
   State state = State::kOpen;
   int32_t status = kOk;
   std::string error;
@@ -122,12 +121,6 @@ class Task {
   // released by the user and stopped; whichever comes second uncounts it.
   bool released = false;
   bool uncounted = false;
-
-  // Wakes the threads waiting on the task (after a state change under mu).
-  void notify() {
-    signals.fetch_add(1, std::memory_order_release);
-    cv.notify_all();
-  }
 
   // Returns arenas and uncounts the task once released and done (mu held).
   void settle_locked() {
@@ -389,7 +382,7 @@ class Engine {
       std::lock_guard<std::mutex> lk(t->mu);
       t->submitting = on;
     }
-    if (!on) t->notify();
+    if (!on) t->cv.notify_all();
   }
 
  public:
@@ -416,7 +409,7 @@ class Engine {
         t->callback_thread = std::this_thread::get_id();
       }
     }
-    t->notify();
+    t->cv.notify_all();
     // Start a queued task, if any: (priority desc, customId asc, FIFO).
     std::shared_ptr<Task> next;
     {
@@ -440,7 +433,7 @@ class Engine {
         std::lock_guard<std::mutex> lk(t->mu);
         t->callback_running = false;
       }
-      t->notify();
+      t->cv.notify_all();
     }
     if (next) begin(next);
   }
@@ -782,15 +775,10 @@ Status wait_task(Task* t, int32_t timeout_ms) {
   auto done = [t, self] {
     return t->state == Task::State::kDone && (!t->callback_running || t->callback_thread == self);
   };
-  if (!done()) {  // poll briefly before sleeping (bpu_driver/spin.h)
-    const uint64_t seen = t->signals.load(std::memory_order_acquire);
-    lk.unlock();
-    drv::spin_for_signal(t->signals, seen, env().spin_ns);
-    lk.lock();
-  }
+  if (!done()) t->cv.poll(lk, env().spin_ns);  // briefly, before sleeping
   if (timeout_ms <= 0) {
-    t->cv.wait(lk, done);
-  } else if (!t->cv.wait_for(lk, std::chrono::milliseconds(timeout_ms), done)) {
+    t->cv.cv().wait(lk, done);
+  } else if (!t->cv.cv().wait_for(lk, std::chrono::milliseconds(timeout_ms), done)) {
     return Status(kTimeout, "task not done within " + std::to_string(timeout_ms) + " ms");
   }
   if (t->status != kOk) return Status(t->status, t->error);
@@ -823,7 +811,7 @@ void release_task(const std::shared_ptr<Task>& t) {
         t->callback_done = true;
       }
     }
-    t->notify();
+    t->cv.notify_all();
     if (cb) cb(kRunTaskFailed);
   } else if (state == Task::State::kRunning) {
     const drv::JobId id = t->job.load();
@@ -837,7 +825,7 @@ void release_task(const std::shared_ptr<Task>& t) {
     // (the step they would wait for may be queued behind them).
     std::unique_lock<std::mutex> lk(t->mu);
     if (!t_library_thread)
-      t->cv.wait(lk, [&] { return t->state == Task::State::kDone && !t->callback_running && !t->submitting; });
+      t->cv.cv().wait(lk, [&] { return t->state == Task::State::kDone && !t->callback_running && !t->submitting; });
     t->released = true;
     t->settle_locked();
   }

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/engine/thread_pool.h"
 
-#include "bpu_driver/spin.h"
-
 namespace openbpu::rt {
 
 ThreadPool::ThreadPool(int threads, uint64_t spin_ns) : threads_(threads < 1 ? 1 : threads), spin_ns_(spin_ns) {}
@@ -11,7 +9,6 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lk(mu_);
     stop_ = true;
-    signals_.fetch_add(1, std::memory_order_release);
   }
   cv_.notify_all();
   for (auto& t : workers_) t.join();
@@ -23,7 +20,6 @@ void ThreadPool::post(int priority, std::function<void()> fn) {
     if (workers_.empty())
       for (int i = 0; i < threads_; ++i) workers_.emplace_back([this] { loop(); });
     queue_.push(Item{priority, seq_++, std::move(fn)});
-    signals_.fetch_add(1, std::memory_order_release);
   }
   cv_.notify_one();
 }
@@ -33,13 +29,8 @@ void ThreadPool::loop() {
     std::function<void()> fn;
     {
       std::unique_lock<std::mutex> lk(mu_);
-      if (!stop_ && queue_.empty() && spin_ns_ != 0) {  // poll briefly before sleeping
-        const uint64_t seen = signals_.load(std::memory_order_acquire);
-        lk.unlock();
-        drv::spin_for_signal(signals_, seen, spin_ns_);
-        lk.lock();
-      }
-      cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+      if (!stop_ && queue_.empty()) cv_.poll(lk, spin_ns_);  // briefly, before sleeping
+      cv_.cv().wait(lk, [&] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stop_ and drained
       fn = std::move(const_cast<Item&>(queue_.top()).fn);
       queue_.pop();

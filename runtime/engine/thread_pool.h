@@ -4,14 +4,14 @@
 #ifndef OPENBPU_RUNTIME_ENGINE_THREAD_POOL_H_
 #define OPENBPU_RUNTIME_ENGINE_THREAD_POOL_H_
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <queue>
 #include <thread>
 #include <vector>
+
+#include "bpu_driver/spin.h"
 
 namespace openbpu::rt {
 
@@ -35,8 +35,7 @@ class ThreadPool {
   void loop();
   int threads_;
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::atomic<uint64_t> signals_{0};  // bumped by post() and the destructor
+  drv::PollingCondition cv_;
   uint64_t spin_ns_;
   std::priority_queue<Item> queue_;
   uint64_t seq_ = 0;

@@ -3,8 +3,9 @@
 // each core holds, job states) lives under one mutex; one worker thread per
 // core (none in stepped mode) takes a scheduling decision at every fc
 // boundary and runs the fc through the backend with the lock released.
-// Nothing polls: an idle core sleeps on its condition variable until a
-// submission, a cancellation or its gang partner wakes it.
+// An idle core polls for up to SchedulerOptions::spin_ns (spin.h), then
+// sleeps on its condition variable until a submission, a cancellation or
+// its gang partner wakes it.
 #include "bpu_driver/scheduler.h"
 #include "bpu_driver/spin.h"
 
@@ -97,7 +98,7 @@ class Scheduler::Impl {
     {
       std::lock_guard<std::mutex> lk(mu_);
       stop_ = true;
-      for (auto& core : cores_) wake(*core);
+      for (auto& core : cores_) core->wake.notify_all();
     }
     for (auto& core : cores_)
       if (core->thread.joinable()) core->thread.join();
@@ -173,14 +174,14 @@ class Scheduler::Impl {
       for (auto& core : cores_) {
         core->ready.push_back(js);
         core->queued_cycles = sat_add(core->queued_cycles, js->remaining_cycles);
-        wake(*core);
+        core->wake.notify_all();
       }
     } else {
       Core& core = *cores_[pick_core_locked(js->job.core_mask)];
       js->home = core.index;
       core.ready.push_back(js);
       core.queued_cycles = sat_add(core.queued_cycles, js->remaining_cycles);
-      wake(core);
+      core.wake.notify_all();
     }
     jobs_[js->id] = js;
     ++stats_.jobs_submitted;
@@ -204,7 +205,7 @@ class Scheduler::Impl {
         // The executing core stops the job after this fc; a hung fc waits on
         // its core's condition variable and ends at once.
         js->cancel = true;
-        for (auto& core : cores_) wake(*core);
+        for (auto& core : cores_) core->wake.notify_all();
         return true;
       }
       detach_locked(js, Status::kCancelled);
@@ -271,7 +272,7 @@ class Scheduler::Impl {
         }
         if (a.kind == Action::kPark) return false;  // the partner core must be stepped
       }
-      if (core.cv.wait_until(lk, deadline) == std::cv_status::timeout) return false;
+      if (core.wake.cv().wait_until(lk, deadline) == std::cv_status::timeout) return false;
     }
   }
 
@@ -284,8 +285,7 @@ class Scheduler::Impl {
  private:
   struct Core {
     int index = 0;
-    std::condition_variable cv;  // work arrived, partner finished, cancel of a hung fc, stop
-    std::atomic<uint64_t> signals{0};  // bumped by wake() (an idle worker polls it, spin.h)
+    PollingCondition wake;       // work arrived, partner finished, cancel of a hung fc, stop
     std::vector<JobPtr> ready;   // jobs waiting for this core (gang jobs wait on both)
     JobPtr current;              // job holding the core between its fcs (or parked for a gang)
     bool busy = false;           // an fc runs on this core (its own or its gang partner's)
@@ -300,13 +300,6 @@ class Scheduler::Impl {
   };
 
   Core& other(const Core& c) { return *cores_[c.index == 0 ? 1 : 0]; }
-
-  // Wakes core c's thread (mu_ held): its polling sees the signal, its
-  // condition variable the notification.
-  static void wake(Core& c) {
-    c.signals.fetch_add(1, std::memory_order_release);
-    c.cv.notify_all();
-  }
 
   TraceEvent event_locked(const JobState& js, TraceEvent::Kind kind) const {
     TraceEvent ev;
@@ -426,7 +419,7 @@ class Scheduler::Impl {
       c.current = pick;
       cur = pick;
       // The partner may be parked for another gang job: let it re-decide.
-      if (cur->gang && p != nullptr) wake(*p);
+      if (cur->gang && p != nullptr) p->wake.notify_all();
     }
     Action a;
     a.job = cur;
@@ -450,7 +443,7 @@ class Scheduler::Impl {
       erase_ready(*core, js);
       if (core->current == js) core->current.reset();
       core->queued_cycles = sat_sub(core->queued_cycles, js->remaining_cycles);
-      wake(*core);
+      core->wake.notify_all();
     }
     js->remaining_cycles = 0;
     jobs_.erase(js->id);
@@ -497,7 +490,7 @@ class Scheduler::Impl {
     if (end.fault == Fault::kHang) {
       // The fc never signals completion: the watchdog (or a cancel) ends it.
       end.aborted =
-          c.cv.wait_until(lk, to_time_point(t0 + limit_us * 1000), [&] { return js->cancel || stop_; });
+          c.wake.cv().wait_until(lk, to_time_point(t0 + limit_us * 1000), [&] { return js->cancel || stop_; });
     }
     const uint64_t t1 = now_ns();
     std::string msg;
@@ -572,7 +565,7 @@ class Scheduler::Impl {
     c.busy = false;
     if (p != nullptr) {
       p->busy = false;
-      wake(*p);
+      p->wake.notify_all();
     }
     js->run_ns += t1 - t0;
     js->last_core = c.index;
@@ -598,15 +591,9 @@ class Scheduler::Impl {
           continue;
         }
       }
-      // Poll for a signal with mu_ released before sleeping (state changes
-      // that concern this core come with a wake()).
-      const uint64_t seen = c.signals.load(std::memory_order_acquire);
-      if (options_.spin_ns != 0) {
-        lk.unlock();
-        spin_for_signal(c.signals, seen, options_.spin_ns);
-        lk.lock();
-      }
-      if (c.signals.load(std::memory_order_acquire) == seen && !stop_) c.cv.wait(lk);
+      // Poll briefly before sleeping (state changes that concern this core
+      // come with a notification of its `wake`).
+      if (!c.wake.poll(lk, options_.spin_ns) && !stop_) c.wake.cv().wait(lk);
     }
   }
 
