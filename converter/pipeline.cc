@@ -394,13 +394,9 @@ bool promotion_stage(const Graph& g, const Placement& pl, const std::vector<Samp
                      MapperLog& log, std::string* err) {
   PromotionResult r;
   const bool can = co->march->int16;
-  // Promoted values take the calibration maximum (none with calibration_type
-  // load: the QDQ model's thresholds stay).
-  std::map<std::string, double> int16_thr;
-  for (const auto& [v, t] : thresholds_for(g, stats, CalCandidate{}))
-    if (stats.values.count(v) && t > 0) int16_thr[v] = t;
-  if (!promote_to_int16(g, pl, samples, min_cosine, can, int16_thr, [&](const std::string& m) { log.debug(m); }, co,
-                        best, &r, err))
+  // (no statistics with calibration_type load: the QDQ model's thresholds stay)
+  if (!promote_to_int16(g, pl, samples, min_cosine, can, int16_thresholds(g, stats),
+                        [&](const std::string& m) { log.debug(m); }, co, best, &r, err))
     return false;
   const std::string scored = " on " + std::to_string(r.samples) + " calibration samples";
   if (!r.steps.empty() || !r.met)

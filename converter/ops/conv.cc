@@ -285,9 +285,10 @@ std::vector<double> emit_low_plane(LoweringContext& ctx, const Op& op, const Nod
                                    isa::TensorRef* scratch) {
   const size_t per = cw.q.size() / static_cast<size_t>(cw.cout);
   std::vector<int8_t> lo(cw.q.size());
-  std::vector<double> acc_scale(static_cast<size_t>(cw.cout)), out_scale(acc_scale.size());
+  // out_scale: the scratch's; ratio: the low accumulator's scale over it
+  std::vector<double> out_scale(static_cast<size_t>(cw.cout)), ratio(out_scale.size());
   const double sx = ctx.qp(n.inputs[0]).scale;
-  for (size_t c = 0; c < acc_scale.size(); ++c) {
+  for (size_t c = 0; c < out_scale.size(); ++c) {
     double mx = 0, sum = 0;
     auto rest = [&](size_t k) { return cw.w[k] - static_cast<double>(cw.q[k]) * cw.scales[c]; };
     for (size_t k = c * per; k < (c + 1) * per; ++k) mx = std::max(mx, std::fabs(rest(k)));
@@ -296,14 +297,13 @@ std::vector<double> emit_low_plane(LoweringContext& ctx, const Op& op, const Nod
       lo[k] = ops::quantize_weight(static_cast<float>(rest(k)), static_cast<float>(l));
       sum += std::abs(lo[k]);
     }
-    acc_scale[c] = sx * l;
-    out_scale[c] = acc_scale[c] * std::max(sum, 1.0) * (32768.0 / 32767.0);
+    const double acc_scale = sx * l;
+    out_scale[c] = acc_scale * std::max(sum, 1.0) * (32768.0 / 32767.0);
+    ratio[c] = acc_scale / out_scale[c];
   }
   *scratch = native_ref(isa::Region::kScratch, 0, op.scratch_offset, ctx.dims(op.outputs[0]), DType::kInt16, ctx.align());
-  isa::Conv c = conv_instruction(ctx, n, *scratch, cw, lo, std::vector<int32_t>(acc_scale.size(), 0));
-  std::vector<double> ratio(acc_scale.size());  // requantized at unit scale: acc * ratio[c]
-  for (size_t k = 0; k < ratio.size(); ++k) ratio[k] = acc_scale[k] / out_scale[k];
-  QParams unit;
+  isa::Conv c = conv_instruction(ctx, n, *scratch, cw, lo, std::vector<int32_t>(out_scale.size(), 0));
+  QParams unit;  // requantized at unit scale: acc * ratio[c]
   unit.dtype = DType::kInt16;
   conv_requant(ctx, &c, ratio, unit);
   c.act_min = -32768, c.act_max = 32767;

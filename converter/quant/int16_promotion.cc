@@ -39,20 +39,21 @@ std::vector<std::string> int8_activations(const Graph& g, const CompiledModel& c
   return out;
 }
 
-// Compiles and scores a set of promotions. A promoted value takes its int16
-// threshold (the calibration maximum: with 16 bits clipping only hurts,
-// method_search.h), not the clipping threshold the int8 method chose for it.
+// Compiles and scores a set of promotions. A promoted value (one in
+// int16_values that `base` did not have) takes its int16 threshold
+// (method_search.h int16_method), not the clipping threshold the int8
+// method chose for it.
 class Evaluator {
  public:
   Evaluator(const Graph& g, const Placement& pl, const std::map<std::string, double>& thr,
-            const std::map<std::string, double>& int16_thr, const OutputScorer& s)
-      : g_(g), pl_(pl), thr_(thr), int16_thr_(int16_thr), scorer_(s) {}
+            const std::map<std::string, double>& int16_thr, const CompileOptions& base, const OutputScorer& s)
+      : g_(g), pl_(pl), thr_(thr), int16_thr_(int16_thr), base_int16_(base.int16_values), scorer_(s) {}
 
   std::map<std::string, double> thresholds(const CompileOptions& co) const {
     std::map<std::string, double> t = thr_;
     for (const auto& v : co.int16_values) {
       auto it = int16_thr_.find(v);
-      if (it != int16_thr_.end() && t.count(v)) t[v] = it->second;
+      if (it != int16_thr_.end() && t.count(v) && !base_int16_.count(v)) t[v] = it->second;
     }
     return t;
   }
@@ -68,6 +69,7 @@ class Evaluator {
   const Placement& pl_;
   const std::map<std::string, double> thr_;
   const std::map<std::string, double>& int16_thr_;
+  const std::set<std::string> base_int16_;
   const OutputScorer& scorer_;
 };
 
@@ -167,7 +169,7 @@ bool promote_to_int16(const Graph& g, const Placement& pl, const std::vector<Sam
   r->met = choice->score >= min_cosine;
   if (r->met || !can_promote) return true;
 
-  const Evaluator ev(g, pl, choice->thresholds, int16_thresholds, scorer);
+  const Evaluator ev(g, pl, choice->thresholds, int16_thresholds, *co, scorer);
   const std::vector<std::string> values = int8_activations(g, choice->model, *co);
   const double cost = model_macs(choice->model) * static_cast<double>(r->samples);
   std::vector<Candidate> ranked;

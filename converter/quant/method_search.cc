@@ -47,6 +47,15 @@ std::vector<uint8_t> image_bytes(const Value& qv, const Value& sample) {
 
 }  // namespace
 
+CalCandidate int16_method() { return {CalMethod::kMax, 1.0, "max"}; }
+
+std::map<std::string, double> int16_thresholds(const Graph& g, const CalibrationStats& stats) {
+  std::map<std::string, double> out;
+  for (const auto& [v, t] : thresholds_for(g, stats, int16_method()))
+    if (stats.values.count(v) && t > 0) out[v] = t;
+  return out;
+}
+
 std::vector<CalCandidate> calibration_candidates(const std::string& type, std::optional<float> max_percentile,
                                                  bool all_int16) {
   const double pct = max_percentile.value_or(1.0f);
@@ -55,7 +64,7 @@ std::vector<CalCandidate> calibration_candidates(const std::string& type, std::o
              pct < 1.0 ? "max-percentile:percentile=" + fixed(pct, 5) : "max"}};
   if (type == "kl") return {{CalMethod::kKl, 1.0, "kl"}};
   if (type == "mse") return {{CalMethod::kMse, 1.0, "mse"}};
-  if (all_int16) return {{CalMethod::kMax, 1.0, "max"}};
+  if (all_int16) return {int16_method()};
   return {{CalMethod::kMaxPercentile, 0.99995, "max-percentile:percentile=0.99995"},
           {CalMethod::kKl, 1.0, "kl"},
           {CalMethod::kMse, 1.0, "mse"},

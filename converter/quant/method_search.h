@@ -36,6 +36,15 @@ std::vector<CalCandidate> calibration_candidates(const std::string& calibration_
 // Threshold of every non-constant value of the graph by one method.
 std::map<std::string, double> thresholds_for(const Graph& g, const CalibrationStats& stats, const CalCandidate& c);
 
+// The method of int16 activations: max (16 bits have resolution to spare
+// and clipping only hurts); calibration_candidates' only one for all-int16.
+CalCandidate int16_method();
+
+// The int16 threshold of every value with calibration statistics and a
+// positive threshold (for values promoted to int16 after an int8 method's
+// choice; empty without statistics, e.g. calibration_type load).
+std::map<std::string, double> int16_thresholds(const Graph& g, const CalibrationStats& stats);
+
 // The inputs of the quantized graph for a calibration sample: image inputs
 // the BPU reads natively get the runtime image bytes (NV12 from 2x2-averaged
 // chroma), other inputs the sample's data.
