@@ -32,6 +32,10 @@ class ByteWriter {
       for (size_t i = 0; i < sizeof(T); ++i) out_->push_back(static_cast<uint8_t>(u >> (8 * i)));
     }
   }
+  // A field added after the first release: written only when not zero.
+  template <class T> void tail(const T& value) {
+    if (value != T{}) (*this)(value);
+  }
 
  private:
   std::vector<uint8_t>* out_;
@@ -63,6 +67,10 @@ class ByteReader {
       p_ += sizeof(T);
       value = static_cast<T>(u);
     }
+  }
+  // A field added after the first release: read only when the payload holds it.
+  template <class T> void tail(T& value) {
+    if (ok && remaining() != 0) (*this)(value);
   }
   size_t remaining() const { return static_cast<size_t>(end_ - p_); }
 

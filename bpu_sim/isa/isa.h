@@ -17,7 +17,10 @@
 //   requant(v, M, S) = clamp(floor((v * M + 2^(S-1)) / 2^S))   (exact integers)
 // The binary encoding (codec.h) is little-endian, one record per instruction:
 //   u16 opcode, u16 reserved (0), u32 payload size, payload (fields in the
-//   order of each struct's visit()).
+//   order of each struct's visit()). A field added after the first release
+//   is visited with v.tail(field): it is written only when it is not zero and
+//   read only when the payload holds it, so programs that do not use it keep
+//   their bytes (and older programs still decode).
 #ifndef OPENBPU_BPU_SIM_ISA_ISA_H_
 #define OPENBPU_BPU_SIM_ISA_ISA_H_
 
@@ -114,7 +117,7 @@ enum class Opcode : uint16_t {
 //   bias:   int32 [Cout] (count 0 = none); multiplier int32 [Cout] in (0, 2^31);
 //   shift:  int8 [Cout] in [0, 63].
 //   conv:   acc = bias[co] + sum in[n, oh*sh - pt + kh*dh, ow*sw - pl + kw*dw, g*Cin/g + ci]
-//                               * w[co][kh][kw][ci]    (out-of-image taps are 0)
+//                               * w[co][kh][kw][ci]    (out-of-image taps read pad_value)
 //   deconv: acc = bias[co] + sum over (ih, iw, kh, kw) with
 //              oh = ih*sh - pt + kh*dh, ow = iw*sw - pl + kw*dw  of in * w
 //   y = acc                                   for int32 outputs (clamped to act bounds)
@@ -130,6 +133,9 @@ struct Conv {
   int32_t groups = 1;
   int32_t act_min = -128, act_max = 127;
   uint8_t has_residual = 0;
+  // The input's zero point (asymmetric activations, docs/numerics.md): the
+  // value out-of-image taps read. kConv with int8 input only; 0 otherwise.
+  int32_t pad_value = 0;
   template <class V> void visit(V& v) {
     in.visit(v); out.visit(v); residual.visit(v);
     weight.visit(v); bias.visit(v); multiplier.visit(v); shift.visit(v);
@@ -137,6 +143,7 @@ struct Conv {
     v(kernel_h); v(kernel_w); v(stride_h); v(stride_w);
     v(pad_top); v(pad_left); v(pad_bottom); v(pad_right);
     v(dilation_h); v(dilation_w); v(groups); v(act_min); v(act_max); v(has_residual);
+    v.tail(pad_value);
   }
 };
 

@@ -3,7 +3,7 @@
 //
 //   acc(n, oh, ow, co) = bias[co] + sum over the taps that reach (oh, ow) of
 //                        in[n, ih, iw, g*Cin_g + ci] * w[co][kh][kw][ci]
-//   conv:   ih = oh*stride_h - pad_top + kh*dilation_h   (taps outside the image add 0)
+//   conv:   ih = oh*stride_h - pad_top + kh*dilation_h   (taps outside the image read pad_value)
 //   deconv: the taps with oh = ih*stride_h - pad_top + kh*dilation_h
 //   int32 out:     y = clamp(acc, act_min, act_max)
 //   int8/16 out:   y = clamp(floor((acc*M[co] + R*Mr[co] + 2^(S[co]-1)) / 2^S[co]))
@@ -43,6 +43,12 @@ int64_t dot_any(isa::DType t, const uint8_t* x, int64_t stride_bytes, const int8
       return dot<uint8_t>(x, stride_bytes, w, n);
   }
   return 0;
+}
+
+int64_t tap_sum(const int8_t* w, int64_t n) {
+  int64_t s = 0;
+  for (int64_t i = 0; i < n; ++i) s += w[i];
+  return s;
 }
 
 // Structural preconditions the validator guarantees; checked again so that an
@@ -107,6 +113,7 @@ void conv_common(const isa::Conv& c, const Memory& mem, bool transposed) {
             for (int64_t kw = 0; kw < c.kernel_w; ++kw) {
               int64_t ih, iw;
               if (!tap_source(c, transposed, oh, ow, kh, kw, ih_count, iw_count, &ih, &iw)) {
+                if (!transposed) acc += c.pad_value * tap_sum(w_co + (kh * c.kernel_w + kw) * cin_g, cin_g);
                 continue;
               }
               acc += dot_any(c.in.dtype, in.addr(n, ih, iw, g * cin_g), in_cstride,

@@ -158,6 +158,8 @@ class V {
     if (!dtype_in(c.in, "input", {DType::kInt8, DType::kInt16})) return false;
     if (!dtype_in(c.out, "output", {DType::kInt8, DType::kInt16, DType::kInt32})) return false;
     if (!no_overlap(eout, ein, "input")) return false;
+    if (c.pad_value != 0 && (deconv || c.in.dtype != DType::kInt8 || c.pad_value < -128 || c.pad_value > 127))
+      return fail("pad value " + std::to_string(c.pad_value) + " needs a convolution with int8 input and fits int8");
     if (!window(c.kernel_h, c.stride_h, c.dilation_h, c.pad_top, c.pad_bottom, deconv, "h") ||
         !window(c.kernel_w, c.stride_w, c.dilation_w, c.pad_left, c.pad_right, deconv, "w"))
       return false;

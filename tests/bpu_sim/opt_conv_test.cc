@@ -174,6 +174,10 @@ bool make_case(Rng& r, bool deconv, Case* out) {
   if (r.chance(0.4)) c.act_min = 0;
   if (r.chance(0.2))
     c.act_max = static_cast<int32_t>(std::max<int64_t>(c.act_min, r.uniform(0, 100)));
+  // An asymmetric input's zero point: out-of-image taps read it (also with
+  // inputs without negative values, which must then leave their variant).
+  if (!deconv && in_t == isa::DType::kInt8 && r.chance(0.3))
+    c.pad_value = r.chance(0.5) ? r.pick<int>({-128, 127}) : r.uniform(-128, 127);
   if (a.scratch.empty()) a.scratch.resize(16);
   cs.ins.opcode = deconv ? isa::Opcode::kDeconv : isa::Opcode::kConv;
   cs.ins.body = c;
@@ -185,7 +189,8 @@ bool make_case(Rng& r, bool deconv, Case* out) {
             std::to_string(kh) + "x" + std::to_string(kw) + " s" + std::to_string(c.stride_h) +
             std::to_string(c.stride_w) + " d" + std::to_string(c.dilation_h) +
             std::to_string(c.dilation_w) + " g" + std::to_string(groups) + " in " +
-            isa::dtype_name(in_t) + " out " + isa::dtype_name(out_t) + (residual ? " +res" : "");
+            isa::dtype_name(in_t) + " out " + isa::dtype_name(out_t) + (residual ? " +res" : "") +
+            (c.pad_value != 0 ? " pad " + std::to_string(c.pad_value) : "");
   *out = std::move(cs);
   return true;
 }

@@ -33,6 +33,7 @@ struct ConvCase {
   int32_t act_min = INT32_MIN, act_max = INT32_MAX;
   Mult mult = Mult::kFitted;
   bool padded = true;
+  int pad_value = 0;  // conv only: what out-of-image taps read
 };
 
 std::string describe(const ConvCase& c, bool transposed) {
@@ -78,6 +79,7 @@ void run_case(const ConvCase& c, bool transposed, uint32_t seed) {
   ins.act_min = c.act_min;
   ins.act_max = c.act_max;
   ins.has_residual = c.residual;
+  ins.pad_value = c.pad_value;
 
   const Dense x = tm.fill_random(ins.in, c.in_lo, c.in_hi);
   Dense r;
@@ -172,8 +174,8 @@ void run_case(const ConvCase& c, bool transposed, uint32_t seed) {
         w[((static_cast<size_t>(co) * c.kh + a) * c.kw + b) * cin_g + ci_local]);
   };
   if (!transposed) {
-    // Zero-padded NCHW input.
-    std::vector<double> xp(static_cast<size_t>(c.n) * c.cin * hp * wp, 0.0);
+    // NCHW input padded with the pad value.
+    std::vector<double> xp(static_cast<size_t>(c.n) * c.cin * hp * wp, c.pad_value);
     for (int n = 0; n < c.n; ++n)
       for (int ci = 0; ci < c.cin; ++ci)
         for (int y = 0; y < c.ih; ++y)
@@ -393,6 +395,18 @@ TEST(RefConv, StridedDilatedAsymmetricPads) {
   c.pb = 0;
   run_case(c, false, 23);
   run_case(c, true, 24);
+}
+
+TEST(RefConv, OutOfImageTapsReadThePadValue) {
+  ConvCase c;
+  c.pt = 2, c.pb = 1, c.pl = 0, c.pr = 2;
+  for (int pad : {-128, -37, 5, 127}) {
+    c.pad_value = pad;
+    run_case(c, false, 30 + static_cast<uint32_t>(pad + 128));
+  }
+  c.cin = c.cout = c.groups = 6;  // depthwise
+  c.pad_value = -128;
+  run_case(c, false, 31);
 }
 
 TEST(RefConv, Int16InputAndOutput) {

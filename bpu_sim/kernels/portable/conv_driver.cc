@@ -688,8 +688,9 @@ void conv_depthwise(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, c
     in_base = d;
     is[0] = g.ih * g.iw * C, is[1] = g.iw * C, is[2] = C;
   }
+  // Taps outside the image read the pad value.
   const int8_t* zero = reinterpret_cast<const int8_t*>(ws.zero.get(static_cast<size_t>(C) + 64));
-  std::memset(const_cast<int8_t*>(zero), 0, static_cast<size_t>(C) + 64);
+  std::memset(const_cast<int8_t*>(zero), static_cast<uint8_t>(c.pad_value), static_cast<size_t>(C) + 64);
   const OutView out = out_view(mem, c.out);
   const OutView res = residual ? out_view(mem, c.residual) : OutView{};
   const int8_t* w8 = reinterpret_cast<const int8_t*>(mem.ptr(c.weight));
@@ -760,21 +761,36 @@ struct Dw4Geometry {
   int span;            // ring rows: the padded rows one output row reads
 };
 
-// Copies padded row y (image n) into dst ([cols][cp], zero outside the image
-// and in channels [C, cp)); *inside false, with nothing copied, when the row
-// is outside the image. (Whether the row holds a negative value is found by
-// ConvIsa::dw4_convert, which reads every byte of it anyway.)
+// Fills n pixels of cp channels with the pad value in channels [0, C) and
+// zero in [C, cp) (they meet zero weights).
+void dw4_pad_pixels(int8_t* dst, int64_t n, int cp, int64_t C, int8_t pad) {
+  if (pad == 0) {
+    std::memset(dst, 0, static_cast<size_t>(n * cp));
+    return;
+  }
+  for (int64_t x = 0; x < n; ++x, dst += cp) {
+    std::memset(dst, static_cast<uint8_t>(pad), static_cast<size_t>(C));
+    std::memset(dst + C, 0, static_cast<size_t>(cp - C));
+  }
+}
+
+// Copies padded row y (image n) into dst ([cols][cp], the pad value outside
+// the image, zero in channels [C, cp)); a row outside the image is all pad.
+// (Whether the row holds a negative value is found by ConvIsa::dw4_convert,
+// which reads every byte of it anyway.)
 void dw4_fill_row(const isa::Conv& c, const Geometry& g, const Dw4Geometry& d, int cp,
-                  const int8_t* src, const uint8_t* src_end, int64_t n, int64_t y, int8_t* dst,
-                  bool* inside) {
+                  const int8_t* src, const uint8_t* src_end, int64_t n, int64_t y, int8_t* dst) {
   const int64_t iy = y - g.pt;
-  *inside = iy >= 0 && iy < g.ih;
-  if (!*inside) return;
+  const int8_t pad = static_cast<int8_t>(c.pad_value);
+  if (iy < 0 || iy >= g.ih) {
+    dw4_pad_pixels(dst, d.cols, cp, g.cin, pad);
+    return;
+  }
   const int64_t* st = c.in.strides;
   const int64_t x0 = std::min<int64_t>(d.cols, std::max<int64_t>(0, g.pl));  // first in-image x
   const int64_t x1 = std::max<int64_t>(x0, std::min<int64_t>(d.cols, g.pl + g.iw));
-  std::memset(dst, 0, static_cast<size_t>(x0 * cp));
-  std::memset(dst + x1 * cp, 0, static_cast<size_t>((d.cols - x1) * cp));
+  dw4_pad_pixels(dst, x0, cp, g.cin, pad);
+  dw4_pad_pixels(dst + x1 * cp, d.cols - x1, cp, g.cin, pad);
   const int8_t* row = src + n * st[0] + iy * st[1];
   const int64_t C = g.cin;
   if (cp == C && st[2] == C && st[3] == 1) {  // dense pixels: one copy
@@ -852,13 +868,12 @@ struct Dw4Run {
         const int slot = static_cast<int>(y % d.span);
         int8_t* gr = ring + slot * d.group_bytes;
         const int64_t iy = y - g.pt;
-        if (iy < 0 || iy >= g.ih) {  // outside the image: the shared zero row
+        if ((iy < 0 || iy >= g.ih) && c.pad_value == 0) {  // outside the image: the shared zero row
           rp[kh] = reinterpret_cast<const int8_t*>(tw.zeroed(needs.zero_bytes));
           continue;
         }
         if (tag[slot] != n * d.hp + y) {
-          bool inside = false;
-          dw4_fill_row(c, g, d, p.dw4_cp, src, src_end, n, y, plain, &inside);
+          dw4_fill_row(c, g, d, p.dw4_cp, src, src_end, n, y, plain);
           neg[slot] = isa.dw4_convert(plain, d.ngc, static_cast<int>(g.cout), gr);
           tag[slot] = n * d.hp + y;
         }
@@ -1025,7 +1040,8 @@ struct GemmRun {
   const int8_t* src = nullptr;
   const uint8_t* src_end = nullptr;  // end of the input's region
   const uint8_t* zero = nullptr;
-  uint8_t zero_byte = 0;
+  uint8_t zero_byte = 0;  // 0 in the format (0x80 for u8)
+  uint8_t pad_byte = 0;   // the pad value in the format (int8 input)
   OutView out{}, res{};
   Needs needs{};
 
@@ -1033,6 +1049,7 @@ struct GemmRun {
   // [px0, px0 + npx), and the rows per image of the band's coordinates.
   void band_rows(int64_t px0, int64_t npx, int64_t* lo, int64_t* hi, int64_t* per_img) const;
   void copy_band(int grp, int64_t lo, int64_t hi, uint8_t* dst) const;
+  void fill_pad(uint8_t* dst, int64_t elements) const;
   void copy_pixels(const int8_t* s, int64_t count, int64_t n_in, uint8_t* o) const;
   void copy_pixels_small(const int8_t* s, int64_t count, int64_t n_in, uint8_t* o) const;
   void make_rows(int grp, int64_t px0, int64_t count, const uint8_t* bandp, int64_t lo,
@@ -1132,22 +1149,31 @@ void GemmRun::copy_pixels_small(const int8_t* s, int64_t count, int64_t n_in, ui
   }
 }
 
+// elements values of the band format holding the pad value.
+void GemmRun::fill_pad(uint8_t* dst, int64_t elements) const {
+  if (es == 1 || c.pad_value == 0) {
+    fill_bytes(dst, es == 1 ? pad_byte : 0, static_cast<size_t>(elements * es));
+    return;
+  }
+  const int16_t v = static_cast<int16_t>(c.pad_value);
+  for (int64_t i = 0; i < elements; ++i) std::memcpy(dst + 2 * i, &v, 2);
+}
+
 void GemmRun::copy_band(int grp, int64_t lo, int64_t hi, uint8_t* dst) const {
   const int64_t* st = c.in.strides;
-  const uint8_t zb = es == 2 ? 0 : zero_byte;
   if (band == Band::kRowTap) {
     const int64_t row_bytes = wp * cs * es;
     for (int64_t r = lo; r <= hi; ++r) {
       const int64_t n = r / hp, ih = r % hp - g.pt;
       uint8_t* o = dst + (r - lo) * row_bytes;
       if (ih < 0 || ih >= g.ih) {
-        fill_bytes(o, zb, static_cast<size_t>(row_bytes));
+        fill_pad(o, wp * cs);
         continue;
       }
       const int64_t x0 = std::min<int64_t>(wp, std::max<int64_t>(0, g.pl));  // first in-image x
       const int64_t x1 = std::max<int64_t>(x0, std::min<int64_t>(wp, g.pl + g.iw));
-      fill_bytes(o, zb, static_cast<size_t>(x0 * cs * es));
-      fill_bytes(o + x1 * cs * es, zb, static_cast<size_t>((wp - x1) * cs * es));
+      fill_pad(o, x0 * cs);
+      fill_pad(o + x1 * cs * es, (wp - x1) * cs);
       copy_pixels(src + n * st[0] + ih * st[1] + (x0 - g.pl) * st[2], x1 - x0, g.cin,
                   o + x0 * cs * es);
     }
@@ -1249,7 +1275,7 @@ void GemmRun::make_rows(int grp, int64_t px0, int64_t count, const uint8_t* band
                 d[ci] = static_cast<uint8_t>(sp[ci * ist[3]]) ^ zero_byte;
             }
           } else {
-            fill_bytes(d, es == 2 ? 0 : zero_byte, static_cast<size_t>(cin_g_src) * es);
+            fill_pad(d, cin_g_src);
           }
         }
       }
@@ -1427,6 +1453,7 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
   r.es = isa.esize;
   r.nr = isa.nr;
   r.zero_byte = isa.fmt == InputFormat::kU8 ? 0x80 : 0;
+  r.pad_byte = static_cast<uint8_t>(static_cast<uint8_t>(c.pad_value) ^ r.zero_byte);
   r.src = reinterpret_cast<const int8_t*>(mem.ptr(c.in));
   const Buffer* in_reg = mem.region(c.in.region, c.in.index);
   r.src_end = in_reg->data + in_reg->size;
@@ -1437,10 +1464,11 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
   r.hp = (g.oh - 1) * g.sh + static_cast<int64_t>(g.kh - 1) * g.dh + 1;
   r.wp = (g.ow - 1) * g.sw + g.kw;
   Workspace& ws = workspace();
-  // Zero row: the format's zero (0x80 for u8) for taps outside the image.
+  // Zero row: the pad value in the format (0 is 0x80 for u8) for taps
+  // outside the image (the channels past cin_g meet zero weights).
   const size_t zbytes = static_cast<size_t>(std::max<int64_t>(r.cs, p.cin_pad) * r.es) + 64;
   uint8_t* zero = ws.zero.get(zbytes);
-  std::memset(zero, r.zero_byte, zbytes);
+  r.fill_pad(zero, static_cast<int64_t>(zbytes) / r.es);
   r.zero = zero;
 
   r.pixels = g.n * g.oh * g.ow;
@@ -1559,14 +1587,17 @@ void conv_generic(const isa::Conv& c, const Memory& mem, bool transposed) {
               ih = nh / g.sh;
               iw = nw / g.sw;
             }
-            if (ih < 0 || ih >= g.ih || iw < 0 || iw >= g.iw) continue;
-            const uint8_t* px = in + (n * is[0] + ih * is[1] + iw * is[2]) * ies;
+            const bool inside = ih >= 0 && ih < g.ih && iw >= 0 && iw < g.iw;
+            if (!inside && (transposed || c.pad_value == 0)) continue;
+            const int64_t px = inside ? (n * is[0] + ih * is[1] + iw * is[2]) * ies : 0;
             const int t = kh * g.kw + kw;
             for (int gi = 0; gi < groups; ++gi) {
               int64_t* ag = acc + gi * cout_g;
               for (int64_t ci = 0; ci < cin_g; ++ci) {
-                const uint8_t* xp = px + (gi * cin_g + ci) * is[3] * ies;
-                const int64_t x = ies == 1 ? static_cast<int8_t>(*xp) : load_elem<int16_t>(xp);
+                const uint8_t* xp = in + px + (gi * cin_g + ci) * is[3] * ies;
+                const int64_t x = !inside  ? c.pad_value
+                                  : ies == 1 ? static_cast<int8_t>(*xp)
+                                             : load_elem<int16_t>(xp);
                 if (x == 0) continue;
                 const int32_t* wr = wt + ((gi * taps + t) * cin_g + ci) * cout_g;
                 for (int64_t j = 0; j < cout_g; ++j) ag[j] += x * wr[j];
@@ -1669,7 +1700,7 @@ void conv_any(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, bool tr
   const ConvIsa* gp = &isa;
   const bool narrow = c.out.dims[3] / c.groups <= 8;
   if (!depthwise) {
-    if (isa.nonneg != nullptr && nonnegative(c, mem))
+    if (isa.nonneg != nullptr && c.pad_value >= 0 && nonnegative(c, mem))
       gp = narrow && isa.nonneg->narrow != nullptr ? isa.nonneg->narrow : isa.nonneg;
     else if (narrow && isa.signed8 != nullptr)
       gp = isa.signed8;
