@@ -256,7 +256,8 @@ CompileOptions compile_options(const Config& c, const isa::MarchInfo& march, con
       log.warn(std::string("optimization set_all_nodes_int16: march ") + march.name +
                " has no int16 support; activations stay int8");
   }
-  if (has_optimization(c, "int16_weights")) co.int16_weights = true;  // (no int16 march: the parser refused it)
+  if (has_optimization(c, "int16_weights")) co.int16_weights = true;
+  co.asymmetric = has_optimization(c, "asymmetric");  // (no int16 march: the parser refused it)
   // optimize_level O0: no optimization, i.e. no fusion of activations and
   // residual adds into the producing instruction.
   co.fuse = c.compiler_parameters.optimize_level != "O0";
@@ -271,6 +272,8 @@ void add_calibration_options(const Config& c, const CalibrationStats& stats, Com
   if (has_optimization(c, "bias_correction"))
     for (const auto& [name, st] : stats.values)
       if (!st.channel_sum.empty()) co->channel_means[name] = st.channel_mean();
+  if (co->asymmetric)
+    for (const auto& [name, st] : stats.values) co->value_mins[name] = st.min;
 }
 
 void warn_unmet_int16(const CompileOptions& co, const Graph& g, const CompiledModel& cm, MapperLog& log) {
@@ -302,7 +305,6 @@ void warn_ineffective_keys(const Config& c, MapperLog& log) {
   if (cp.per_channel && cp.calibration_type != "default" && cp.calibration_type != "mix")  // else the config warns
     no_effect("calibration_parameters.per_channel", "activations have one scale per tensor");
   for (const auto& o : cp.optimization) {
-    if (o == "asymmetric") no_effect("optimization asymmetric", "activations are symmetric, zero point 0");
     if (o == "set_model_output_int16")
       no_effect("optimization set_model_output_int16",
                 "BPU outputs read by the CPU are int32 (or int8 with set_model_output_int8)");

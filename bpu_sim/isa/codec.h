@@ -70,7 +70,7 @@ class ByteReader {
   }
   // A field added after the first release: read only when the payload holds it.
   template <class T> void tail(T& value) {
-    if (ok && remaining() != 0) (*this)(value);
+    if (ok && remaining() >= sizeof(T)) (*this)(value);
   }
   size_t remaining() const { return static_cast<size_t>(end_ - p_); }
 

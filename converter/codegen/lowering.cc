@@ -45,6 +45,11 @@ int32_t qmax(isa::DType t) { return static_cast<int32_t>(isa::dtype_range(t).hi)
 
 int32_t quantize(double v, float scale, isa::DType t) { return isa::quantize_value(v, scale, t); }
 
+int32_t quantize(double v, const QParams& q) {
+  const isa::IntRange r = isa::dtype_range(q.dtype);
+  return isa::quantize_value(v, q.scale, isa::IntRange{r.lo - q.zero_point, r.hi - q.zero_point}) + q.zero_point;
+}
+
 std::vector<float> LoweringContext::floats(const std::string& n) const { return const_floats(graph, n); }
 
 isa::TensorRef LoweringContext::const_tensor(const std::string& n, const Dims4& d, float* scale) {

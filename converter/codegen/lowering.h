@@ -5,9 +5,10 @@
 // Every float value on the BPU is stored in the native layout: its shape is
 // seen as 4-D logical NCHW (rank < 4 shapes get trailing 1s, rank 1 [K] is
 // [1, K, 1, 1]) and laid out NHWC with the channel count padded to the
-// march's alignment. Quantization: int8 (or int16) symmetric with one scale
-// per tensor, or int32 with one scale per channel for high-precision tail
-// convolutions.
+// march's alignment. Quantization: int8 (or int16) with one scale per
+// tensor, symmetric, or for int8 values between convolutions and table
+// lookups asymmetric with a zero point (optimization asymmetric); or int32
+// with one scale per channel for high-precision tail convolutions.
 #ifndef OPENBPU_CONVERTER_CODEGEN_LOWERING_H_
 #define OPENBPU_CONVERTER_CODEGEN_LOWERING_H_
 
@@ -27,10 +28,12 @@ Dims4 logical4(const std::vector<int64_t>& shape);
 // Logical axis of an ONNX axis of a rank-r tensor (negative axes allowed).
 int logical_axis4(int rank, int64_t axis);
 
+// x = (q - zero_point) * scale
 struct QParams {
   isa::DType dtype = isa::DType::kInt8;
   float scale = 1.0f;                  // int8 / int16
   std::vector<float> channel_scales;   // int32 outputs
+  int32_t zero_point = 0;              // int8 asymmetric values (quant_params.h)
 };
 
 // Native element strides of logical dims (N, C, H, W) of a NHWC tensor.
@@ -106,6 +109,9 @@ int32_t qmin(isa::DType t);
 int32_t qmax(isa::DType t);
 // Quantizes a real value to a dtype with a scale (isa::quantize_value).
 int32_t quantize(double v, float scale, isa::DType t);
+// Quantizes a real value to a value's parameters (its zero point added,
+// clamped to the dtype's range).
+int32_t quantize(double v, const QParams& q);
 
 }  // namespace openbpu::cvt
 

@@ -53,7 +53,7 @@ void find_views(const Graph& g, const SubgraphPlan& plan, const std::map<std::st
     const std::string& x = op.inputs.empty() ? std::string() : op.inputs[0];
     const std::string& y = op.outputs[0];
     if (op.unit->view && !outputs.count(y) && dims_of(g, x) == dims_of(g, y) && q.at(x).dtype == q.at(y).dtype &&
-        q.at(x).scale == q.at(y).scale) {
+        q.at(x).scale == q.at(y).scale && q.at(x).zero_point == q.at(y).zero_point) {
       mp->alias_of[y] = x;
       const std::string r = mp->root(x);
       (*root_last)[r] = std::max((*root_last)[r], last_use.count(y) ? last_use[y] : oi);

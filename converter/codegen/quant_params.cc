@@ -2,6 +2,7 @@
 #include "converter/codegen/quant_params.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "bpu_sim/isa/numerics.h"
 #include "converter/ops/op_unit.h"
@@ -46,7 +47,57 @@ QParams output_params(const Graph& g, const Op& op, const std::string& o, const 
   return s.calibrated(o);
 }
 
+const Op* main_op(const std::map<size_t, const Op*>& ops, size_t node) {
+  auto it = ops.find(node);
+  return it != ops.end() ? it->second : nullptr;
+}
+
+// Whether value v, written by op `producer` of the plan, may be asymmetric:
+// a Conv, ConvTranspose or table lookup writes it, and only convolutions
+// (their input, not a residual) and table lookups of the plan read it.
+bool zero_point_ok(const Graph& g, const SubgraphPlan& plan, const std::map<size_t, const Op*>& ops,
+                   const Op& producer, const std::string& v) {
+  const OpUnit* u = producer.unit;
+  if (u != &kConvUnit && u != &kConvTransposeUnit && u->lut == nullptr) return false;
+  if (std::count(plan.outputs.begin(), plan.outputs.end(), v) != 0 || g.consumers(v).empty()) return false;
+  for (size_t c : g.consumers(v)) {
+    const Op* op = main_op(ops, c);
+    if (op == nullptr || op->residual == v || g.nodes[c].inputs[0] != v) return false;
+    if (op->unit != &kConvUnit && op->unit->lut == nullptr) return false;
+  }
+  return true;
+}
+
+void make_asymmetric(const Graph& g, const std::vector<SubgraphPlan>& plans, const QuantOptions& o,
+                     const std::map<std::string, double>& thresholds, std::map<std::string, QParams>* q) {
+  if (!o.asymmetric || o.value_mins == nullptr) return;
+  for (const SubgraphPlan& plan : plans) {
+    std::map<size_t, const Op*> ops;
+    for (const Op& op : plan.ops) ops[op.nodes[0]] = &op;
+    for (const Op& op : plan.ops)
+      for (const auto& v : op.outputs) {
+        if (v.empty()) continue;
+        auto mn = o.value_mins->find(v);
+        auto t = thresholds.find(v);
+        QParams& p = q->at(v);
+        if (p.dtype != isa::DType::kInt8 || mn == o.value_mins->end() || t == thresholds.end() ||
+            !zero_point_ok(g, plan, ops, op, v))
+          continue;
+        asymmetric_params(t->second, mn->second, &p);
+      }
+  }
+}
+
 }  // namespace
+
+bool asymmetric_params(double t, double mn, QParams* q) {
+  const double hi = std::max(t, 1e-8), lo = std::min(0.0, std::max(mn, -hi));
+  if (hi - lo > 0.9 * 2 * hi) return false;
+  const double s = (hi - lo) / 255.0;
+  q->scale = static_cast<float>(s);
+  q->zero_point = static_cast<int32_t>(std::clamp(std::round(-128.0 - lo / s), -128.0, 127.0));
+  return true;
+}
 
 double value_scale(const std::map<std::string, double>& thresholds, const std::string& v, bool int16) {
   auto it = thresholds.find(v);
@@ -87,6 +138,7 @@ std::map<std::string, QParams> assign_qparams(const Graph& g, const Placement& p
                    : output_params(g, op, o, scales, q);
       }
     }
+  make_asymmetric(g, plans, options, thresholds, &q);
   return q;
 }
 

@@ -4,6 +4,7 @@
 // the accumulator's scale, requantized per channel (docs/numerics.md).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "bpu_sim/isa/numerics.h"
 #include "converter/ops/op_unit.h"
@@ -113,14 +114,21 @@ std::vector<float> deconv_weight_scales(const Graph& g, const Node& n, double in
 
 // ---- emission ------------------------------------------------------------------
 
-// Fills the requantization constants of a conv whose int32 accumulator has
-// per-channel scale acc_scale[c] (and per-channel residual operand scale
-// residual_scale[c], if any: empty = no residual).
-void conv_requant(LoweringContext& ctx, isa::Conv* c, const std::vector<double>& acc_scale, const QParams& out,
-                  const std::vector<double>& residual_scale = {}) {
-  if (out.dtype == DType::kInt32) return;
-  std::vector<int32_t> m(acc_scale.size()), mr(acc_scale.size());
-  std::vector<int8_t> s(acc_scale.size());
+// Requantization constants per output channel: M, S and the residual's M
+// (empty for int32 outputs).
+struct ConvRequant {
+  std::vector<int32_t> m, mr;
+  std::vector<int8_t> s;
+};
+
+// For an int32 accumulator of per-channel scale acc_scale[c] (and
+// per-channel residual operand scale residual_scale[c], if any: empty = no
+// residual).
+ConvRequant requant_of(const std::vector<double>& acc_scale, const QParams& out,
+                       const std::vector<double>& residual_scale) {
+  ConvRequant r;
+  if (out.dtype == DType::kInt32) return r;
+  r.m.resize(acc_scale.size()), r.mr.resize(acc_scale.size()), r.s.resize(acc_scale.size());
   for (size_t k = 0; k < acc_scale.size(); ++k) {
     int32_t mm, ss, rr = 0;
     if (!residual_scale.empty()) {
@@ -128,11 +136,42 @@ void conv_requant(LoweringContext& ctx, isa::Conv* c, const std::vector<double>&
     } else {
       isa::quantize_multiplier(acc_scale[k] / out.scale, &mm, &ss);
     }
-    m[k] = mm, s[k] = static_cast<int8_t>(ss), mr[k] = rr;
+    r.m[k] = mm, r.s[k] = static_cast<int8_t>(ss), r.mr[k] = rr;
   }
-  c->multiplier = ctx.pb.add_const(m);
-  c->shift = ctx.pb.add_const(s);
-  if (!residual_scale.empty()) c->residual_multiplier = ctx.pb.add_const(mr);
+  return r;
+}
+
+void set_requant(LoweringContext& ctx, isa::Conv* c, const ConvRequant& r, bool residual) {
+  if (r.m.empty()) return;
+  c->multiplier = ctx.pb.add_const(r.m);
+  c->shift = ctx.pb.add_const(r.s);
+  if (residual) c->residual_multiplier = ctx.pb.add_const(r.mr);
+}
+
+void conv_requant(LoweringContext& ctx, isa::Conv* c, const std::vector<double>& acc_scale, const QParams& out,
+                  const std::vector<double>& residual_scale = {}) {
+  set_requant(ctx, c, requant_of(acc_scale, out, residual_scale), !residual_scale.empty());
+}
+
+// Zero points (docs/numerics.md "Asymmetric activations"): with the input's
+// zero point z_in (read by out-of-image taps, Conv::pad_value) the bias
+// takes -z_in * sum(w[co]); the output's z_out enters as round(z_out * 2^S /
+// M) accumulator units, off by at most half the requantization ratio M / 2^S
+// of an output step. w: cout rows of k weights. False when the bias leaves
+// the int32 accumulator's bound (validate.cc).
+bool fold_zero_points(const std::vector<int8_t>& w, int64_t k, int32_t z_in, int32_t z_out, const ConvRequant& r,
+                      std::vector<int32_t>* bq) {
+  if (z_in == 0 && z_out == 0) return true;
+  const int64_t bound = std::numeric_limits<int32_t>::max() - k * 128 * 128;
+  for (size_t co = 0; co < bq->size(); ++co) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < k; ++i) sum += w[co * static_cast<size_t>(k) + static_cast<size_t>(i)];
+    double b = static_cast<double>((*bq)[co]) - static_cast<double>(z_in) * static_cast<double>(sum);
+    if (z_out != 0 && !r.m.empty()) b += std::round(std::ldexp(static_cast<double>(z_out), r.s[co]) / r.m[co]);
+    if (std::fabs(b) > static_cast<double>(bound)) return false;
+    (*bq)[co] = static_cast<int32_t>(b);
+  }
+  return true;
 }
 
 // int8 weights of a convolution, ONNX order [Cout][Cin/g][taps]: rounded to
@@ -311,7 +350,7 @@ std::vector<double> emit_low_plane(LoweringContext& ctx, const Op& op, const Nod
   return out_scale;
 }
 
-bool emit_conv(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
+bool emit_conv(LoweringContext& ctx, const Op& op, std::string* error) {
   const Node& n = ctx.graph.nodes[op.nodes[0]];
   const std::string& x = n.inputs[0];
   const std::string& y = op.outputs[0];
@@ -324,17 +363,22 @@ bool emit_conv(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
   bias_and_scales(bias, ctx.qp(x).scale, cw.scales, &acc_scale, &bq);
   isa::TensorRef low;
   if (op.int16_weights) rscale = emit_low_plane(ctx, op, n, cw, &low);
+  if (!op.int16_weights && !op.residual.empty()) rscale.assign(acc_scale.size(), ctx.qp(op.residual).scale);
+  const QParams& qo = ctx.qp(y);
+  const ConvRequant rq = requant_of(acc_scale, qo, rscale);
+  const int32_t z_in = ctx.qp(x).zero_point;
+  if (!fold_zero_points(cw.q, cw.cin_g * cw.taps(), z_in, qo.zero_point, rq, &bq))
+    return fail(error, "node '" + n.name + "': the zero points do not fit the int32 bias (optimization asymmetric)");
   isa::Conv c = conv_instruction(ctx, n, ctx.ref(y), cw, cw.q, bq);
+  c.pad_value = z_in;
   if (op.int16_weights) {
     c.has_residual = 1;
     c.residual = low;
   } else if (!op.residual.empty()) {
     c.has_residual = 1;
     c.residual = ctx.ref(op.residual);
-    rscale.assign(acc_scale.size(), ctx.qp(op.residual).scale);
   }
-  const QParams& qo = ctx.qp(y);
-  conv_requant(ctx, &c, acc_scale, qo, rscale);
+  set_requant(ctx, &c, rq, !rscale.empty());
   ops::act_bounds(ctx, op.act_min_node, qo, &c.act_min, &c.act_max);
   ctx.pb.emit(isa::Opcode::kConv, c);
   return true;
@@ -362,6 +406,10 @@ bool emit_deconv(LoweringContext& ctx, const Op& op, std::string* e) {
   std::vector<double> acc_scale;
   std::vector<int32_t> bq;
   bias_and_scales(bias, ctx.qp(x).scale, sw, &acc_scale, &bq);
+  const QParams& qo = ctx.qp(y);
+  const ConvRequant rq = requant_of(acc_scale, qo, {});
+  if (!fold_zero_points(wq, static_cast<int64_t>(per), 0, qo.zero_point, rq, &bq))
+    return fail(e, "node '" + n.name + "': the zero point does not fit the int32 bias (optimization asymmetric)");
   const Dims4 in = ctx.dims(x), out = ctx.dims(y);
   isa::Conv c;
   c.in = ctx.ref(x);
@@ -377,8 +425,7 @@ bool emit_deconv(LoweringContext& ctx, const Op& op, std::string* e) {
   c.groups = static_cast<int32_t>(group);
   c.weight = ctx.pb.add_const(wq);
   c.bias = ctx.pb.add_const(bq);
-  const QParams& qo = ctx.qp(y);
-  conv_requant(ctx, &c, acc_scale, qo);
+  set_requant(ctx, &c, rq, false);
   ops::act_bounds(ctx, op.act_min_node, qo, &c.act_min, &c.act_max);
   ctx.pb.emit(isa::Opcode::kDeconv, c);
   return true;

@@ -34,13 +34,15 @@ bool place_clip(const Graph& g, const Node& n, const isa::MarchInfo&, std::strin
   return ops::activation(g, n, why) && ops::constant_params(g, n, "bounds", why);
 }
 
+// Entry i: the output's quantization of f at the real value of the input
+// entry (zero points included).
 template <class T>
 std::vector<T> table(const Fn& f, const QParams& qi, const QParams& qo) {
   std::vector<T> t(static_cast<size_t>(isa::lut_entries(qi.dtype)));
-  for (int i = 0; i < static_cast<int>(t.size()); ++i)
-    t[static_cast<size_t>(i)] = static_cast<T>(
-        quantize(f(static_cast<double>(isa::lut_entry_input(qi.dtype, i)) * static_cast<double>(qi.scale)), qo.scale,
-                 qo.dtype));
+  for (int i = 0; i < static_cast<int>(t.size()); ++i) {
+    const double x = static_cast<double>(isa::lut_entry_input(qi.dtype, i) - qi.zero_point) * qi.scale;
+    t[static_cast<size_t>(i)] = static_cast<T>(quantize(f(x), qo));
+  }
   return t;
 }
 

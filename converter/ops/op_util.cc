@@ -128,8 +128,8 @@ void act_bounds(const LoweringContext& ctx, int act_node, const QParams& out, in
     if (l >= 0) *lo = 0;  // only a relu-like bound is exact per channel
     return;
   }
-  if (std::isfinite(l)) *lo = std::max(*lo, quantize(l, out.scale, out.dtype));
-  if (std::isfinite(h)) *hi = std::min(*hi, quantize(h, out.scale, out.dtype));
+  if (std::isfinite(l)) *lo = std::max(*lo, quantize(l, out));
+  if (std::isfinite(h)) *hi = std::min(*hi, quantize(h, out));
   if (*lo > *hi) *lo = *hi;
 }
 

@@ -41,7 +41,7 @@ std::vector<double> dequantize_trace(const LayerTrace& t, const std::vector<uint
           const double s = t.q.dtype == isa::DType::kInt32 && !t.q.channel_scales.empty()
                                ? t.q.channel_scales[static_cast<size_t>(c)]
                                : t.q.scale;
-          out.push_back(q * s);
+          out.push_back((q - t.q.zero_point) * s);
         }
   return out;
 }

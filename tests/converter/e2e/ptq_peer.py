@@ -137,6 +137,7 @@ OURS = {"int8": ("ours int8", "default", ""),
         "int16w": ("ours all-int16 + int16_weights", "default",
                    "  optimization: 'set_all_nodes_int16;int16_weights'\n"),
         "mix": ("ours int8, mix", "mix", ""),
+        "asym": ("ours int8, asymmetric", "default", "  optimization: asymmetric\n"),
         "budget": ("ours int8, min_output_cosine", "default", None)}  # None: --min-cosine's value
 
 
@@ -235,7 +236,7 @@ def measure(args, name):
 
 
 def our_keys(args):
-    return ["int8"] + [k for k, on in (("int16", args.int16), ("int16w", args.int16_weights), ("mix", args.mix),
+    return ["int8"] + [k for k, on in (("int16", args.int16), ("int16w", args.int16_weights), ("mix", args.mix), ("asym", args.asymmetric),
                                        ("budget", args.min_cosine is not None)) if on]
 
 
@@ -251,6 +252,8 @@ def main():
     ap.add_argument("--int16-weights", action="store_true",
                     help="also ours with set_all_nodes_int16 and int16_weights (16-bit convolution weights)")
     ap.add_argument("--mix", action="store_true", help="also ours int8 with calibration_type mix")
+    ap.add_argument("--asymmetric", action="store_true",
+                    help="also ours int8 with optimization asymmetric (zero points between convolutions)")
     ap.add_argument("--min-cosine", type=float,
                     help="also ours int8 with the accuracy budget min_output_cosine MIN_COSINE (int16 promotions)")
     ap.add_argument("--budget-cal", default="default", help="calibration_type of the --min-cosine column")
