@@ -32,13 +32,22 @@ class ByteWriter {
       for (size_t i = 0; i < sizeof(T); ++i) out_->push_back(static_cast<uint8_t>(u >> (8 * i)));
     }
   }
-  // A field added after the first release: written only when not zero.
+  // A field added after the first release: the tail fields of a record are
+  // written up to the last one that is not zero (zeros before it are held
+  // back until then, trailing zeros never written).
   template <class T> void tail(const T& value) {
-    if (value != T{}) (*this)(value);
+    if (value == T{}) {
+      held_ += sizeof(T);
+      return;
+    }
+    out_->insert(out_->end(), held_, uint8_t{0});
+    held_ = 0;
+    (*this)(value);
   }
 
  private:
   std::vector<uint8_t>* out_;
+  size_t held_ = 0;  // bytes of zero tail fields not written yet
 };
 
 // Reads fields in visit() order; sets ok = false on truncation or a bad enum.

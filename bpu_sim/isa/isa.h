@@ -17,10 +17,10 @@
 //   requant(v, M, S) = clamp(floor((v * M + 2^(S-1)) / 2^S))   (exact integers)
 // The binary encoding (codec.h) is little-endian, one record per instruction:
 //   u16 opcode, u16 reserved (0), u32 payload size, payload (fields in the
-//   order of each struct's visit()). A field added after the first release
-//   is visited with v.tail(field): it is written only when it is not zero and
-//   read only when the payload holds it, so programs that do not use it keep
-//   their bytes (and older programs still decode).
+//   order of each struct's visit()). Fields added after the first release
+//   are visited last with v.tail(field): a record holds them up to the last
+//   one that is not zero, and a missing one reads as zero, so programs that
+//   do not use them keep their bytes (and older programs still decode).
 #ifndef OPENBPU_BPU_SIM_ISA_ISA_H_
 #define OPENBPU_BPU_SIM_ISA_ISA_H_
 
@@ -150,10 +150,11 @@ struct Conv {
 enum class PoolKind : uint8_t { kMax = 1, kAvg = 2 };
 
 // Pooling over H and W of NHWC tensors (global pooling = kernel of the whole image).
-//   max: y = clamp(floor((max_window(x) * M + 2^(S-1)) / 2^S))
-//   avg: sum = sum of the window's in-image taps, c = number of taps counted
-//        (kernel area when count_include_pad, else in-image taps),
-//        y = clamp(floor((sum * M + floor(c * 2^S / 2)) / (c * 2^S)))
+//   max: y = clamp(floor(((max_window(x) - zi) * M + 2^(S-1)) / 2^S) + zo)
+//   avg: sum = sum of (x - zi) over the window's in-image taps, c = number of
+//        taps counted (kernel area when count_include_pad, else in-image taps),
+//        y = clamp(floor((sum * M + floor(c * 2^S / 2)) / (c * 2^S)) + zo)
+//   zi, zo: the zero points of asymmetric int8 input and output (0 otherwise).
 struct Pool {
   TensorRef in, out;
   PoolKind kind = PoolKind::kMax;
@@ -170,16 +171,20 @@ struct Pool {
     v(kind); v(count_include_pad); v(kernel_h); v(kernel_w); v(stride_h); v(stride_w);
     v(pad_top); v(pad_left); v(pad_bottom); v(pad_right); v(dilation_h); v(dilation_w);
     v(multiplier); v(shift); v(act_min); v(act_max);
+    v.tail(zero_in); v.tail(zero_out);
   }
+  int32_t zero_in = 0, zero_out = 0;
 };
 
 enum class EltwiseKind : uint8_t { kAdd = 1, kSub = 2, kMul = 3, kMax = 4, kMin = 5 };
 
-// Element-wise binary op over identical dims (broadcast with stride 0).
-//   add: y = clamp(floor((a*Ma + b*Mb + 2^(S-1)) / 2^S))
-//   sub: y = clamp(floor((a*Ma - b*Mb + 2^(S-1)) / 2^S))
-//   mul: y = clamp(floor((a*b*Ma + 2^(S-1)) / 2^S))
-//   max/min: y = clamp(max/min(requant(a, Ma, S), requant(b, Mb, S)))
+// Element-wise binary op over identical dims (broadcast with stride 0), with
+// a = a_q - za, b = b_q - zb (the zero points of asymmetric int8 operands, 0
+// otherwise) and zo the output's:
+//   add: y = clamp(floor((a*Ma + b*Mb + 2^(S-1)) / 2^S) + zo)
+//   sub: y = clamp(floor((a*Ma - b*Mb + 2^(S-1)) / 2^S) + zo)
+//   mul: y = clamp(floor((a*b*Ma + 2^(S-1)) / 2^S) + zo)
+//   max/min: y = clamp(max/min(requant(a, Ma, S), requant(b, Mb, S)) + zo)
 struct Eltwise {
   TensorRef a, b, out;
   EltwiseKind kind = EltwiseKind::kAdd;
@@ -189,7 +194,9 @@ struct Eltwise {
   template <class V> void visit(V& v) {
     a.visit(v); b.visit(v); out.visit(v);
     v(kind); v(multiplier_a); v(multiplier_b); v(shift); v(act_min); v(act_max);
+    v.tail(zero_a); v.tail(zero_b); v.tail(zero_out);
   }
+  int32_t zero_a = 0, zero_b = 0, zero_out = 0;
 };
 
 // Table lookup. int8 input: y = table[x + 128] (256 entries of the output type).

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Element-wise binary operations (kEltwise) over the 6-D index space of out;
-// a and b have the same dims, broadcast operands use stride 0.
-//   add: y = clamp(floor((a*Ma + b*Mb + 2^(S-1)) / 2^S))
-//   sub: y = clamp(floor((a*Ma - b*Mb + 2^(S-1)) / 2^S))
-//   mul: y = clamp(floor((a*b*Ma + 2^(S-1)) / 2^S))
-//   max/min: y = clamp(max/min(requant(a, Ma, S), requant(b, Mb, S)))
+// a and b have the same dims, broadcast operands use stride 0; a and b are
+// the operands minus their zero points, zo the output's zero point.
+//   add: y = clamp(floor((a*Ma + b*Mb + 2^(S-1)) / 2^S) + zo)
+//   sub: y = clamp(floor((a*Ma - b*Mb + 2^(S-1)) / 2^S) + zo)
+//   mul: y = clamp(floor((a*b*Ma + 2^(S-1)) / 2^S) + zo)
+//   max/min: y = clamp(max/min(requant(a, Ma, S), requant(b, Mb, S)) + zo)
 // Each element is read before it is written, so out may be the same view as
 // a or b (element-wise in place).
 #include <algorithm>
@@ -25,8 +26,8 @@ void eltwise(const isa::Eltwise& e, const Memory& mem) {
 
   detail::for_each_index(dims, [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3, int64_t i4,
                                    int64_t i5) {
-    const int128 x = a.get(i0, i1, i2, i3, i4, i5);
-    const int128 z = b.get(i0, i1, i2, i3, i4, i5);
+    const int128 x = a.get(i0, i1, i2, i3, i4, i5) - e.zero_a;
+    const int128 z = b.get(i0, i1, i2, i3, i4, i5) - e.zero_b;
     int128 y = 0;
     switch (e.kind) {
       case isa::EltwiseKind::kAdd:
@@ -45,6 +46,7 @@ void eltwise(const isa::Eltwise& e, const Memory& mem) {
         break;
       }
     }
+    y += e.zero_out;
     out.set(detail::saturate64(detail::clamp128(y, range.lo, range.hi)), i0, i1, i2, i3, i4, i5);
   });
 }

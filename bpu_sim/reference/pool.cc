@@ -3,10 +3,10 @@
 //
 // Window taps of output (oh, ow): ih = oh*stride_h - pad_top + kh*dilation_h,
 // iw likewise; only in-image taps are read (padding is never a value).
-//   max: y = clamp(requant(max of the taps, M, S))
+//   max: y = clamp(requant(max of the taps - zi, M, S) + zo)
 //   avg: c = kernel_h*kernel_w if count_include_pad else the in-image tap count,
-//        y = clamp(floor((sum*M + floor(c*2^S/2)) / (c*2^S)))
-// A window without in-image taps gives 0 before the clamp.
+//        y = clamp(floor((sum*M + floor(c*2^S/2)) / (c*2^S)) + zo), sum of x - zi
+// A window without in-image taps gives zo before the clamp.
 #include "bpu_sim/reference/kernels.h"
 #include "bpu_sim/reference/ref_util.h"
 
@@ -34,7 +34,7 @@ void pool(const isa::Pool& p, const Memory& mem) {
             for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
               const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dilation_w;
               if (iw < 0 || iw >= iw_count) continue;
-              const int64_t x = in.get(n, ih, iw, ch);
+              const int64_t x = in.get(n, ih, iw, ch) - p.zero_in;
               max = (taps == 0 || x > max) ? x : max;
               sum += x;
               ++taps;
@@ -52,6 +52,7 @@ void pool(const isa::Pool& p, const Memory& mem) {
               y = num / den - ((num % den != 0 && num < 0) ? 1 : 0);  // floor division
             }
           }
+          y += p.zero_out;
           out.set(detail::saturate64(detail::clamp128(y, range.lo, range.hi)), n, oh, ow, ch);
         }
       }

@@ -255,6 +255,7 @@ class V {
     if (!mult_ok(p.multiplier, "pool")) return false;
     if (!shift_ok(p.shift, p.kind == isa::PoolKind::kAvg ? isa::kMaxAvgPoolShift : isa::kMaxShift, "pool"))
       return false;
+    if (!zero_point_ok(p.zero_in, p.in, "input") || !zero_point_ok(p.zero_out, p.out, "output")) return false;
     return act_ok(p.act_min, p.act_max, p.out.dtype);
   }
 
@@ -276,7 +277,16 @@ class V {
       return false;
     if ((overlap(eout, ea) && !identical(e.out, e.a)) || (overlap(eout, eb) && !identical(e.out, e.b)))
       return fail("output partially overlaps an input");
+    if (!zero_point_ok(e.zero_a, e.a, "input a") || !zero_point_ok(e.zero_b, e.b, "input b") ||
+        !zero_point_ok(e.zero_out, e.out, "output"))
+      return false;
     return act_ok(e.act_min, e.act_max, e.out.dtype);
+  }
+
+  // An asymmetric operand's zero point: int8 operands only, within int8.
+  bool zero_point_ok(int32_t z, const TensorRef& t, const std::string& what) {
+    if (z == 0 || (t.dtype == DType::kInt8 && z >= -128 && z <= 127)) return true;
+    return fail(what + " zero point " + std::to_string(z) + " needs an int8 " + what + " and fits int8");
   }
 
   static bool identical(const TensorRef& a, const TensorRef& b) {

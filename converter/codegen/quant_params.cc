@@ -53,17 +53,17 @@ const Op* main_op(const std::map<size_t, const Op*>& ops, size_t node) {
 }
 
 // Whether value v, written by op `producer` of the plan, may be asymmetric:
-// a Conv, ConvTranspose or table lookup writes it, and only convolutions
-// (their input, not a residual) and table lookups of the plan read it.
+// its unit quantizes its output with a zero point (OpUnit::zero_points),
+// and only ops of the plan whose units quantize their inputs so read it,
+// each as the main node's activation input (not as a fused residual).
 bool zero_point_ok(const Graph& g, const SubgraphPlan& plan, const std::map<size_t, const Op*>& ops,
                    const Op& producer, const std::string& v) {
-  const OpUnit* u = producer.unit;
-  if (u != &kConvUnit && u != &kConvTransposeUnit && u->lut == nullptr) return false;
+  if (producer.unit->zero_points == ZeroPoints::kNone) return false;
   if (std::count(plan.outputs.begin(), plan.outputs.end(), v) != 0 || g.consumers(v).empty()) return false;
   for (size_t c : g.consumers(v)) {
     const Op* op = main_op(ops, c);
-    if (op == nullptr || op->residual == v || g.nodes[c].inputs[0] != v) return false;
-    if (op->unit != &kConvUnit && op->unit->lut == nullptr) return false;
+    if (op == nullptr || op->unit->zero_points != ZeroPoints::kAll || op->residual == v) return false;
+    if (op->unit == &kConvUnit && g.nodes[c].inputs[0] != v) return false;
   }
   return true;
 }

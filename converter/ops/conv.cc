@@ -479,13 +479,15 @@ const OpUnit kConvUnit = {
     .id = OpId::kConv, .domain = "", .op_type = "Conv", .place = place_conv, .table_type = "HzSQuantizedConv",
     .limits = "2-D, constant weights, kernel/stride/dilation/channel limits of the march",
     .output_scale = OutputScale::kCalibrated, .int32_tail = conv_weight_scales, .fusion = Fusion::kTakesResidual,
-    .passive = false, .view = false, .emit = emit_conv, .scratch = conv_scratch};
+    .passive = false, .view = false, .emit = emit_conv, .scratch = conv_scratch,
+    .zero_points = ZeroPoints::kAll};
 
 const OpUnit kConvTransposeUnit = {
     .id = OpId::kConvTranspose, .domain = "", .op_type = "ConvTranspose", .place = place_deconv,
     .table_type = "HzSQuantizedConvTranspose", .limits = "2-D, constant weights, kernel <= deconv limit",
     .output_scale = OutputScale::kCalibrated, .int32_tail = deconv_weight_scales,
-    .fusion = Fusion::kTakesActivation, .passive = false, .view = false, .emit = emit_deconv};
+    .fusion = Fusion::kTakesActivation, .passive = false, .view = false, .emit = emit_deconv,
+    .zero_points = ZeroPoints::kOutput};
 
 const OpUnit kBatchNormalizationUnit = {
     .id = OpId::kBatchNormalization, .domain = "", .op_type = "BatchNormalization", .place = place_batchnorm,

@@ -130,6 +130,8 @@ bool emit_eltwise(LoweringContext& ctx, const Op& op, std::string* e) {
   } else {
     return fail(e, "node '" + n.name + "': unsupported element-wise operator " + n.op_type);
   }
+  auto zero = [&](const std::string& v) { return ctx.value(v).is_constant() ? 0 : ctx.qp(v).zero_point; };
+  el.zero_a = zero(n.inputs[0]), el.zero_b = zero(n.inputs[1]), el.zero_out = qo.zero_point;
   ops::act_bounds(ctx, op.act_min_node, qo, &el.act_min, &el.act_max);
   ctx.pb.emit(isa::Opcode::kEltwise, el);
   return true;
@@ -143,17 +145,20 @@ constexpr const char* kTwoInputs = "two inputs, numpy broadcasting";
 const OpUnit kAddUnit = {
     .id = OpId::kAdd, .domain = "", .op_type = "Add", .place = place_binary, .table_type = "HzSElementwiseAdd",
     .limits = kBroadcast, .output_scale = OutputScale::kCalibrated, .int32_tail = nullptr,
-    .fusion = Fusion::kTakesActivation, .passive = false, .view = false, .emit = emit_eltwise};
+    .fusion = Fusion::kTakesActivation, .passive = false, .view = false, .emit = emit_eltwise,
+    .zero_points = ZeroPoints::kAll};
 
 const OpUnit kSubUnit = {
     .id = OpId::kSub, .domain = "", .op_type = "Sub", .place = place_binary, .table_type = "HzSElementwiseSub",
     .limits = kBroadcast, .output_scale = OutputScale::kCalibrated, .int32_tail = nullptr,
-    .fusion = Fusion::kTakesActivation, .passive = false, .view = false, .emit = emit_eltwise};
+    .fusion = Fusion::kTakesActivation, .passive = false, .view = false, .emit = emit_eltwise,
+    .zero_points = ZeroPoints::kAll};
 
 const OpUnit kMulUnit = {
     .id = OpId::kMul, .domain = "", .op_type = "Mul", .place = place_binary, .table_type = "HzSElementwiseMul",
     .limits = kBroadcast, .output_scale = OutputScale::kCalibrated, .int32_tail = nullptr,
-    .fusion = Fusion::kTakesActivation, .passive = false, .view = false, .emit = emit_eltwise};
+    .fusion = Fusion::kTakesActivation, .passive = false, .view = false, .emit = emit_eltwise,
+    .zero_points = ZeroPoints::kAll};
 
 const OpUnit kDivUnit = {
     .id = OpId::kDiv, .domain = "", .op_type = "Div", .place = place_div, .table_type = "HzSElementwiseMul",
@@ -163,11 +168,13 @@ const OpUnit kDivUnit = {
 const OpUnit kMaxUnit = {
     .id = OpId::kMax, .domain = "", .op_type = "Max", .place = place_binary, .table_type = "HzSElementwiseMax",
     .limits = kTwoInputs, .output_scale = OutputScale::kCalibrated, .int32_tail = nullptr,
-    .fusion = Fusion::kTakesActivation, .passive = false, .view = false, .emit = emit_eltwise};
+    .fusion = Fusion::kTakesActivation, .passive = false, .view = false, .emit = emit_eltwise,
+    .zero_points = ZeroPoints::kAll};
 
 const OpUnit kMinUnit = {
     .id = OpId::kMin, .domain = "", .op_type = "Min", .place = place_binary, .table_type = "HzSElementwiseMin",
     .limits = kTwoInputs, .output_scale = OutputScale::kCalibrated, .int32_tail = nullptr,
-    .fusion = Fusion::kTakesActivation, .passive = false, .view = false, .emit = emit_eltwise};
+    .fusion = Fusion::kTakesActivation, .passive = false, .view = false, .emit = emit_eltwise,
+    .zero_points = ZeroPoints::kAll};
 
 }  // namespace openbpu::cvt

@@ -115,19 +115,19 @@ const OpUnit kReluUnit = {
     .id = OpId::kRelu, .domain = "", .op_type = "Relu", .place = place_unary, .table_type = "HzLut",
     .limits = "table lookup (fused into the producing conv when possible)", .output_scale = OutputScale::kCalibrated,
     .int32_tail = nullptr, .fusion = Fusion::kActivation, .passive = false, .view = false, .emit = emit_lut,
-    .lut = relu};
+    .lut = relu, .zero_points = ZeroPoints::kAll};
 
 const OpUnit kClipUnit = {
     .id = OpId::kClip, .domain = "", .op_type = "Clip", .place = place_clip, .table_type = "HzLut",
     .limits = "constant bounds (fused into the producing conv when possible)", .output_scale = OutputScale::kCalibrated,
     .int32_tail = nullptr, .fusion = Fusion::kActivation, .passive = false, .view = false, .emit = emit_lut,
-    .lut = clip};
+    .lut = clip, .zero_points = ZeroPoints::kAll};
 
 #define OPENBPU_LUT_UNIT(Name, domain_, place_, limits_, fn_)                                                        \
   const OpUnit k##Name##Unit = {.id = OpId::k##Name, .domain = domain_, .op_type = #Name, .place = place_,          \
                                 .table_type = "HzLut", .limits = limits_, .output_scale = OutputScale::kCalibrated, \
                                 .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false, .view = false,  \
-                                .emit = emit_lut, .lut = fn_}
+                                .emit = emit_lut, .lut = fn_, .zero_points = ZeroPoints::kAll}
 
 OPENBPU_LUT_UNIT(LeakyRelu, "", place_unary, kTable, leaky_relu);
 OPENBPU_LUT_UNIT(PRelu, "", place_prelu, "scalar slope", prelu);

@@ -65,6 +65,14 @@ enum class OutputScale : uint8_t {
   kIndex,           // int32 indices with scale 1 (ArgMax)
 };
 
+// Which of an operator's int8 values its emitter quantizes with a zero point
+// (optimization asymmetric, codegen/quant_params.cc).
+enum class ZeroPoints : uint8_t {
+  kNone,
+  kOutput,  // its output only
+  kAll,     // its activation inputs (a convolution: not a fused residual) and its output
+};
+
 // What the fusion pass does with an operator on the BPU.
 enum class Fusion : uint8_t {
   kNone,
@@ -104,6 +112,7 @@ struct OpUnit {
   EmitFn emit;
   ScratchFn scratch = nullptr;
   LutFn lut = nullptr;  // table-lookup operators
+  ZeroPoints zero_points = ZeroPoints::kNone;
 };
 
 // ---- the units (defined in the family files) -------------------------------

@@ -125,6 +125,7 @@ bool emit_reduce(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
   isa::requant_multiplier(count * ctx.qp(x).scale / static_cast<double>(qo.scale), &p.multiplier, &p.shift,
                           isa::kMaxAvgPoolShift);
   p.act_min = qmin(qo.dtype), p.act_max = qmax(qo.dtype);
+  p.zero_in = ctx.qp(x).zero_point, p.zero_out = qo.zero_point;
   ctx.pb.emit(isa::Opcode::kPool, p);
   return true;
 }
@@ -154,6 +155,7 @@ bool emit_pool(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
   isa::requant_multiplier(ctx.qp(x).scale / static_cast<double>(qo.scale), &p.multiplier, &p.shift,
                           p.kind == isa::PoolKind::kAvg ? isa::kMaxAvgPoolShift : isa::kMaxShift);
   p.act_min = qmin(qo.dtype), p.act_max = qmax(qo.dtype);
+  p.zero_in = ctx.qp(x).zero_point, p.zero_out = qo.zero_point;
   ctx.pb.emit(isa::Opcode::kPool, p);
   return true;
 }
@@ -168,12 +170,14 @@ const OpUnit kMaxPoolUnit = {
 const OpUnit kAveragePoolUnit = {
     .id = OpId::kAveragePool, .domain = "", .op_type = "AveragePool", .place = place_pool,
     .table_type = "HzSQuantizedAvgPool", .limits = "2-D", .output_scale = OutputScale::kCalibrated,
-    .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false, .view = false, .emit = emit_pool};
+    .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false, .view = false, .emit = emit_pool,
+    .zero_points = ZeroPoints::kAll};
 
 const OpUnit kGlobalAveragePoolUnit = {
     .id = OpId::kGlobalAveragePool, .domain = "", .op_type = "GlobalAveragePool", .place = place_global_pool,
     .table_type = "HzSQuantizedGlobalAveragePool", .limits = "4-D", .output_scale = OutputScale::kCalibrated,
-    .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false, .view = false, .emit = emit_pool};
+    .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false, .view = false, .emit = emit_pool,
+    .zero_points = ZeroPoints::kAll};
 
 const OpUnit kGlobalMaxPoolUnit = {
     .id = OpId::kGlobalMaxPool, .domain = "", .op_type = "GlobalMaxPool", .place = place_global_pool,
@@ -184,12 +188,12 @@ const OpUnit kReduceMeanUnit = {
     .id = OpId::kReduceMean, .domain = "", .op_type = "ReduceMean", .place = place_reduce,
     .table_type = "HzSQuantizedReduceMean", .limits = "at most two axes of size > 1 averaged, each <= 4096",
     .output_scale = OutputScale::kCalibrated, .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false,
-    .view = false, .emit = emit_reduce};
+    .view = false, .emit = emit_reduce, .zero_points = ZeroPoints::kAll};
 
 const OpUnit kReduceSumUnit = {
     .id = OpId::kReduceSum, .domain = "", .op_type = "ReduceSum", .place = place_reduce,
     .table_type = "HzSQuantizedReduceSum", .limits = "at most two axes of size > 1 summed, each <= 4096",
     .output_scale = OutputScale::kCalibrated, .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false,
-    .view = false, .emit = emit_reduce};
+    .view = false, .emit = emit_reduce, .zero_points = ZeroPoints::kAll};
 
 }  // namespace openbpu::cvt

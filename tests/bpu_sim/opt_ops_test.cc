@@ -127,6 +127,11 @@ std::vector<int> dims4(Rng& r) {
           r.pick<int>({1, 3, 7, 8, 16, 17, 33, 64, 100})};
 }
 
+// A zero point for an operand of type t: asymmetric int8 values sometimes.
+int32_t zero_point(Rng& r, DType t) {
+  return t == DType::kInt8 && r.chance(0.25) ? r.uniform(-128, 127) : 0;
+}
+
 TEST(OptOps, Pool) {
   check("pool", 11, [](Rng& r, isa::Instruction* ins, Arena* a) {
     isa::Pool p;
@@ -149,6 +154,7 @@ TEST(OptOps, Pool) {
     p.out = place(r, &a->output, isa::Region::kOutput, ot, {d[0], oh, ow, d[3]}, true);
     requant_params(r, &p.multiplier, &p.shift, p.kind == isa::PoolKind::kAvg ? 40 : 63);
     acts(r, ot, &p.act_min, &p.act_max);
+    p.zero_in = zero_point(r, it), p.zero_out = zero_point(r, ot);
     ins->opcode = isa::Opcode::kPool;
     ins->body = p;
     return true;
@@ -181,6 +187,7 @@ TEST(OptOps, Eltwise) {
     requant_params(r, &e.multiplier_a, &e.shift);
     e.multiplier_b = r.chance(0.5) ? e.multiplier_a : r.uniform(1, INT32_MAX);
     acts(r, to, &e.act_min, &e.act_max);
+    e.zero_a = zero_point(r, ta), e.zero_b = zero_point(r, tb), e.zero_out = zero_point(r, to);
     ins->opcode = isa::Opcode::kEltwise;
     ins->body = e;
     return true;
@@ -211,6 +218,8 @@ TEST(OptOps, EltwiseInt8FeatureMaps) {
     }
     e.multiplier_b = r.chance(0.5) ? e.multiplier_a : r.uniform(1, INT32_MAX);
     acts(r, DType::kInt8, &e.act_min, &e.act_max);
+    if (r.chance(0.3))  // asymmetric operands (the converter's optimization asymmetric)
+      e.zero_a = r.uniform(-128, 127), e.zero_b = r.uniform(-128, 127), e.zero_out = r.uniform(-128, 127);
     ins->opcode = isa::Opcode::kEltwise;
     ins->body = e;
     return true;

@@ -52,6 +52,7 @@ struct EltCase {
   int32_t act_min = INT32_MIN, act_max = INT32_MAX;
   bool padded = true;
   bool extreme_inputs = false;
+  int32_t za = 0, zb = 0, zo = 0;  // zero points (int8 operands)
 };
 
 void run_case(const EltCase& e, uint32_t seed) {
@@ -70,6 +71,7 @@ void run_case(const EltCase& e, uint32_t seed) {
   ins.shift = e.s;
   ins.act_min = e.act_min;
   ins.act_max = e.act_max;
+  ins.zero_a = e.za, ins.zero_b = e.zb, ins.zero_out = e.zo;
   ins.a = broadcast_operand(tm, e.a_t, a_shape, e.padded);
   ins.b = broadcast_operand(tm, e.b_t, b_shape, e.padded);
   ins.out = tm.tensor(Region::kOutput, e.out_t, e.out_dims, e.padded);
@@ -102,7 +104,7 @@ void run_case(const EltCase& e, uint32_t seed) {
   };
   Dense want = got;
   TestMemory::each(ins.out, [&](const int64_t* idx) {
-    const int128 x = bidx(a, idx), z = bidx(b, idx);
+    const int128 x = bidx(a, idx) - e.za, z = bidx(b, idx) - e.zb;
     int128 v = 0;
     long double real = 0;
     const long double xs = std::ldexp(static_cast<long double>(x) * e.ma, -e.s);
@@ -130,12 +132,28 @@ void run_case(const EltCase& e, uint32_t seed) {
         break;
     }
     const int64_t i = want.index(idx[0], idx[1], idx[2], idx[3], idx[4], idx[5]);
+    v += e.zo, real += e.zo;
     want.v[i] = clamp_to(v, lo, hi);
     real = std::min<long double>(std::max<long double>(real, lo), hi);
     // add/sub/mul round once (<= 0.5); max/min pick one rounded operand (<= 0.5 too).
     EXPECT_LE(std::fabs(static_cast<long double>(got.v[i]) - real), 0.5L + 1e-9L);
   });
   expect_equal(got, want, buf);
+}
+
+TEST(RefEltwise, ZeroPointsOfInt8Operands) {
+  std::mt19937 rng(4242);
+  auto ri = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const EltwiseKind kinds[] = {EltwiseKind::kAdd, EltwiseKind::kSub, EltwiseKind::kMul,
+                               EltwiseKind::kMax, EltwiseKind::kMin};
+  for (int i = 0; i < 100; ++i) {
+    EltCase e;
+    e.kind = kinds[i % 5];
+    e.out_dims = {1, ri(1, 4), ri(1, 4), ri(1, 20)};
+    e.za = ri(-128, 127), e.zb = i % 3 == 0 ? 0 : ri(-128, 127), e.zo = ri(-128, 127);
+    e.ma = ri(1 << 28, INT32_MAX), e.mb = ri(1 << 28, INT32_MAX), e.s = e.kind == EltwiseKind::kMul ? 38 : 31;
+    run_case(e, 500 + static_cast<uint32_t>(i));
+  }
 }
 
 TEST(RefEltwise, AllKindsRandomShapesAndBroadcasts) {

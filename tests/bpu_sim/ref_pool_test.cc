@@ -30,6 +30,7 @@ struct PoolCase {
   int32_t m = 1 << 30, s = 30;
   int32_t act_min = -128, act_max = 127;
   bool padded = true;
+  int32_t zi = 0, zo = 0;  // zero points (int8 input / output)
 };
 
 std::string describe(const PoolCase& p) {
@@ -73,6 +74,7 @@ void run_case(const PoolCase& p, uint32_t seed) {
   ins.shift = p.s;
   ins.act_min = p.act_min;
   ins.act_max = p.act_max;
+  ins.zero_in = p.zi, ins.zero_out = p.zo;
   const Dense x = tm.fill_random(ins.in, p.in_lo, p.in_hi);
   const std::vector<uint8_t> before = tm.snapshot(Region::kOutput);
   const Memory mem = tm.bind();
@@ -91,7 +93,7 @@ void run_case(const PoolCase& p, uint32_t seed) {
     for (int ch = 0; ch < p.c; ++ch)
       for (int y = 0; y < p.ih; ++y)
         for (int xx = 0; xx < p.iw; ++xx)
-          xp_at(n, ch, y + p.pt, xx + p.pl) = static_cast<double>(x.at(n, y, xx, ch));
+          xp_at(n, ch, y + p.pt, xx + p.pl) = static_cast<double>(x.at(n, y, xx, ch) - p.zi);
 
   Dense want;
   for (int k = 0; k < isa::kMaxRank; ++k) want.dims[k] = ins.out.dims[k];
@@ -125,6 +127,7 @@ void run_case(const PoolCase& p, uint32_t seed) {
               real = std::ldexp(static_cast<long double>(sum) * p.m / cnt, -p.s);
             }
           }
+          yv += p.zo, real += p.zo;
           const int64_t yc = clamp_to(yv, lo, hi);
           want.v[want.index(n, y, xx, ch)] = yc;
           real = std::min<long double>(std::max<long double>(real, lo), hi);
@@ -132,6 +135,19 @@ void run_case(const PoolCase& p, uint32_t seed) {
               << n << "," << y << "," << xx << "," << ch;
         }
   expect_equal(got, want, describe(p));
+}
+
+TEST(RefPool, ZeroPoints) {
+  std::mt19937 rng(778);
+  auto ri = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int i = 0; i < 60; ++i) {
+    PoolCase p;
+    p.kind = i % 2 ? isa::PoolKind::kMax : isa::PoolKind::kAvg;
+    p.include_pad = i % 4 < 2;
+    p.zi = ri(-128, 127), p.zo = ri(-128, 127);
+    p.m = ri(1 << 29, 1 << 30);
+    run_case(p, 900 + static_cast<uint32_t>(i));
+  }
 }
 
 TEST(RefPool, RandomConfigurations) {

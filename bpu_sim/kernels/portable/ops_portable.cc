@@ -219,34 +219,34 @@ void move_in(const isa::Move& m, const Memory& mem) {
 // ---------------------------------------------------------------------------
 // Eltwise.
 
+// The zero points of an eltwise's operands and output.
+struct EltwiseZeros {
+  int64_t a = 0, b = 0, out = 0;
+};
+
 // One row of n elements (element strides in bytes), exact int64 formulas.
 template <class TA, class TB, class TO>
 void eltwise_scalar(isa::EltwiseKind kind, const uint8_t* ap, int64_t as, const uint8_t* bp,
                     int64_t bs, uint8_t* op, int64_t os, int64_t n, int64_t ma, int64_t mb, int s,
-                    int64_t lo, int64_t hi) {
+                    int64_t lo, int64_t hi, EltwiseZeros z = {}) {
+  auto a = [&](int64_t i) { return ld<TA>(ap + i * as) - z.a; };
+  auto b = [&](int64_t i) { return ld<TB>(bp + i * bs) - z.b; };
+  auto put = [&](int64_t i, int64_t y) { st<TO>(op + i * os, clamp(y + z.out, lo, hi)); };
   switch (kind) {
     case isa::EltwiseKind::kAdd:
-      for (int64_t i = 0; i < n; ++i)
-        st<TO>(op + i * os,
-               clamp(rshift_round(ld<TA>(ap + i * as) * ma + ld<TB>(bp + i * bs) * mb, s), lo, hi));
+      for (int64_t i = 0; i < n; ++i) put(i, rshift_round(a(i) * ma + b(i) * mb, s));
       break;
     case isa::EltwiseKind::kSub:
-      for (int64_t i = 0; i < n; ++i)
-        st<TO>(op + i * os,
-               clamp(rshift_round(ld<TA>(ap + i * as) * ma - ld<TB>(bp + i * bs) * mb, s), lo, hi));
+      for (int64_t i = 0; i < n; ++i) put(i, rshift_round(a(i) * ma - b(i) * mb, s));
       break;
     case isa::EltwiseKind::kMul:
-      for (int64_t i = 0; i < n; ++i)
-        st<TO>(op + i * os,
-               clamp(rshift_round(ld<TA>(ap + i * as) * ld<TB>(bp + i * bs) * ma, s), lo, hi));
+      for (int64_t i = 0; i < n; ++i) put(i, rshift_round(a(i) * b(i) * ma, s));
       break;
     case isa::EltwiseKind::kMax:
     case isa::EltwiseKind::kMin:
       for (int64_t i = 0; i < n; ++i) {
-        const int64_t ra = rshift_round(ld<TA>(ap + i * as) * ma, s);
-        const int64_t rb = rshift_round(ld<TB>(bp + i * bs) * mb, s);
-        const int64_t y = kind == isa::EltwiseKind::kMax ? std::max(ra, rb) : std::min(ra, rb);
-        st<TO>(op + i * os, clamp(y, lo, hi));
+        const int64_t ra = rshift_round(a(i) * ma, s), rb = rshift_round(b(i) * mb, s);
+        put(i, kind == isa::EltwiseKind::kMax ? std::max(ra, rb) : std::min(ra, rb));
       }
       break;
   }
@@ -319,8 +319,10 @@ void eltwise_rows(const isa::Eltwise& e, const Memory& mem, const OpsIsa* ops) {
   // result fits int32 (|v| < 2^(30 + S)).
   const int128 vmax = kind == isa::EltwiseKind::kMul ? int128{128 * 128} * ma
                                                      : int128{128} * ma + int128{128} * mb;
+  const EltwiseZeros z{e.zero_a, e.zero_b, e.zero_out};
   const bool fast = ops != nullptr && ops->eltwise_s8 != nullptr && sizeof(TA) == 1 &&
-                    sizeof(TB) == 1 && sizeof(TO) == 1 && vmax < (int128{1} << (30 + s));
+                    sizeof(TB) == 1 && sizeof(TO) == 1 && vmax < (int128{1} << (30 + s)) &&
+                    z.a == 0 && z.b == 0 && z.out == 0;
   EltwiseRowS8 base{nullptr, nullptr, nullptr, 0, 1, 1, kind, static_cast<int32_t>(ma),
                     static_cast<int32_t>(mb), s, static_cast<int32_t>(lo2), static_cast<int32_t>(hi)};
   if (fast && eltwise_periodic(e, mem, *ops, base)) return;
@@ -338,7 +340,7 @@ void eltwise_rows(const isa::Eltwise& e, const Memory& mem, const OpsIsa* ops) {
       eltwise_s8_row(*ops, r);
       return;
     }
-    eltwise_scalar<TA, TB, TO>(kind, ap, as, bp, bs, op, os, n, ma, mb, s, lo2, hi);
+    eltwise_scalar<TA, TB, TO>(kind, ap, as, bp, bs, op, os, n, ma, mb, s, lo2, hi, z);
   });
 }
 
@@ -494,10 +496,13 @@ void pool_typed(const isa::Pool& p, const Memory& mem, const OpsIsa* ops) {
   const int64_t cs = in.s[3];
   // Max pooling over contiguous channels: the maximum in the input type
   // (vectorized), then the requantization; M = 2^S is the identity.
-  const bool identity = is_max && s <= 30 && mult == (int64_t{1} << s);
+  // (zero points: the general loop below)
+  const int64_t zi = p.zero_in, zo = p.zero_out;
+  const bool zp = zi != 0 || zo != 0;
+  const bool identity = is_max && s <= 30 && mult == (int64_t{1} << s) && !zp;
   if (identity && sizeof(TI) == 1 && sizeof(TO) == 1 && max_pool_rows_s8(p, mem, lo, hi, ops))
     return;
-  if (is_max && cs == static_cast<int64_t>(sizeof(TI))) {
+  if (is_max && cs == static_cast<int64_t>(sizeof(TI)) && !zp) {
     thread_local std::vector<TI> mv;
     if (mv.size() < static_cast<size_t>(C)) mv.resize(static_cast<size_t>(C));
     TI* mx = mv.data();
@@ -574,14 +579,17 @@ void pool_typed(const isa::Pool& p, const Memory& mem, const OpsIsa* ops) {
         }
         if (sum32 && taps > 0)
           for (int64_t c = 0; c < C; ++c) acc[c] = acc32[c];
+        const int64_t zsum = is_max ? zi : taps * zi;  // the taps' zero points
+        if (zsum != 0)
+          for (int64_t c = 0; c < C; ++c) acc[c] -= zsum;
         uint8_t* op = out.base + n * out.s[0] + oh * out.s[1] + ow * out.s[2];
         if (taps == 0) {
-          for (int64_t c = 0; c < C; ++c) st<TO>(op + c * out.s[3], clamp(0, lo, hi));
+          for (int64_t c = 0; c < C; ++c) st<TO>(op + c * out.s[3], clamp(zo, lo, hi));
           continue;
         }
         if (is_max) {
           for (int64_t c = 0; c < C; ++c)
-            st<TO>(op + c * out.s[3], clamp(rshift_round(acc[c] * mult, s), lo, hi));
+            st<TO>(op + c * out.s[3], clamp(rshift_round(acc[c] * mult, s) + zo, lo, hi));
           continue;
         }
         const int64_t cnt =
@@ -595,12 +603,12 @@ void pool_typed(const isa::Pool& p, const Memory& mem, const OpsIsa* ops) {
             const int64_t num = acc[c] * mult + half;
             int64_t q = num / d;
             if (num % d != 0 && num < 0) --q;
-            st<TO>(op + c * out.s[3], clamp(q, lo, hi));
+            st<TO>(op + c * out.s[3], clamp(q + zo, lo, hi));
           }
         } else {
           for (int64_t c = 0; c < C; ++c) {
             const int128 num = static_cast<int128>(acc[c]) * mult + den / 2;
-            int128 q = num / den - ((num % den != 0 && num < 0) ? 1 : 0);
+            int128 q = num / den - ((num % den != 0 && num < 0) ? 1 : 0) + zo;
             q = q < lo ? lo : (q > hi ? hi : q);
             st<TO>(op + c * out.s[3], static_cast<int64_t>(q));
           }
