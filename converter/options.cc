@@ -272,8 +272,20 @@ void add_calibration_options(const Config& c, const CalibrationStats& stats, Com
   if (has_optimization(c, "bias_correction"))
     for (const auto& [name, st] : stats.values)
       if (!st.channel_sum.empty()) co->channel_means[name] = st.channel_mean();
-  if (co->asymmetric)
-    for (const auto& [name, st] : stats.values) co->value_mins[name] = st.min;
+}
+
+void log_asymmetric(const CompileOptions& co, const CompiledModel& cm, MapperLog& log) {
+  if (!co.asymmetric) return;
+  size_t int8 = 0, asym = 0;
+  for (const auto& t : cm.traces)
+    if (t.q.dtype == isa::DType::kInt8) ++int8, asym += t.q.zero_point != 0 ? 1 : 0;
+  if (asym == 0)
+    log.warn("optimization asymmetric: no int8 value qualifies for a zero point (docs/numerics.md \"Asymmetric "
+             "activations\": between operators that take zero points in one BPU subgraph, bounded below by its "
+             "operator at -T/4 or above); every activation stays symmetric");
+  else
+    log.info("optimization asymmetric: " + std::to_string(asym) + " of " + std::to_string(int8) +
+             " int8 values take zero points");
 }
 
 void warn_unmet_int16(const CompileOptions& co, const Graph& g, const CompiledModel& cm, MapperLog& log) {

@@ -340,6 +340,10 @@ bool calibrate_graph(const Config& config, const Graph& g, const Placement& pl, 
                                      calibration_candidates(cp.calibration_type, cp.max_percentile, co->all_int16),
                                      [&](const std::string& m) { log.debug(m); }, best, err, jobs(config));
   lap("calibration method choice");
+  if (ok && cp.calibration_type == "default" && !co->asymmetric && !co->all_int16) {
+    if (!choose_asymmetric(g, pl, samples, co, best, [&](const std::string& m) { log.info(m); }, err)) return false;
+    lap("asymmetric choice");
+  }
   if (!ok || !threshold_search_applies(cp.calibration_type, co->all_int16)) return ok;
   const bool searched = search_stage(g, pl, *stats, samples, *co, cp.calibration_type, best, log, err);
   lap("per-value threshold search");
@@ -539,6 +543,7 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   else if (co.int16_weights)
     log.info("optimization int16_weights: " + std::to_string(best.model.int16_weight_convs) +
              " convolutions reading int16 compute with 16-bit weights (two int8 planes)");
+  log_asymmetric(co, best.model, log);
   log_outputs(log, sim);
   if (!out.commit(&err)) return fail(err);
   log.info(tool.hbm ? "Convert to runtime hbm file successfully!" : "Convert to runtime bin file successfully!");

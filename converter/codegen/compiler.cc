@@ -171,8 +171,7 @@ bool compile(const Graph& g, const Placement& placement, const std::map<std::str
   if (!plan_subgraphs(g, placement, FusionOptions{opt.fuse}, &plans, error)) return false;
   const std::map<std::string, QParams> q =
       assign_qparams(g, placement, plans, thresholds,
-                     QuantOptions{opt.int32_tail, opt.int16_values, opt.all_int16, opt.int8_values, opt.asymmetric,
-                                  &opt.value_mins});
+                     QuantOptions{opt.int32_tail, opt.int16_values, opt.all_int16, opt.int8_values, opt.asymmetric});
   out->int16_weight_convs = opt.int16_weights ? with_int16_weights(g, q, &plans) : 0;
   out->subgraphs.clear();
   out->traces.clear();

@@ -42,11 +42,10 @@ struct CompileOptions {
   // "16-bit weights"), except one that already takes a residual or keeps
   // an int32 output.
   bool int16_weights = false;
-  // optimization asymmetric: int8 values between convolutions and table
-  // lookups take zero points (QuantOptions::asymmetric) from the calibrated
-  // minimum of each float value.
+  // optimization asymmetric: int8 values between operators that take zero
+  // points, bounded below by their operator, are asymmetric
+  // (QuantOptions::asymmetric).
   bool asymmetric = false;
-  std::map<std::string, double> value_mins;
   // Per-channel means of float values (calibration): convolutions reading a
   // value with known means get empirical bias correction, i.e. the expected
   // error of their rounded weights, sum (w_q - w) * E[x], is removed from

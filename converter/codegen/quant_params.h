@@ -23,17 +23,17 @@ struct QuantOptions {
   std::set<std::string> int16_values;   // activations computed in int16
   bool all_int16 = false;
   std::set<std::string> int8_values;    // int8 even with all_int16
-  // optimization asymmetric: int8 values between convolutions and table
-  // lookups of one subgraph take the range [max(min, -T), T] of their
-  // calibrated minimum (value_mins; 0 when not negative) and threshold T,
-  // with a zero point, when that range is at most 0.9 of [-T, T].
+  // optimization asymmetric: int8 values between operators whose units
+  // quantize with zero points (OpUnit::zero_points) in one subgraph take the
+  // range [min(0, b), T] of their operator's lower bound b (a table's lowest
+  // entry, a fused Relu/Clip's bound) and threshold T, with a zero point,
+  // when b >= -T / 4 (quant_params.cc).
   bool asymmetric = false;
-  const std::map<std::string, double>* value_mins = nullptr;
 };
 
-// The asymmetric int8 parameters of a value with threshold t and calibrated
-// minimum mn (QuantOptions::asymmetric), or false when they gain too little.
-bool asymmetric_params(double t, double mn, QParams* q);
+// The asymmetric int8 parameters of a value with threshold t and lower
+// bound lb (QuantOptions::asymmetric), or false when they gain too little.
+bool asymmetric_params(double t, double lb, QParams* q);
 
 // The scale of value v from its calibrated threshold T (a missing one counts
 // as 1): T / 127, or T / 32767 for an int16 value.

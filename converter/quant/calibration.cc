@@ -52,7 +52,7 @@ void add_max_and_means(const Value& v, ValueStats* s) {
   s->elements = v.data ? static_cast<int64_t>(v.data->size() / 4) : 0;
   for_each_float(v, [&](float x) {
     const double a = std::fabs(static_cast<double>(x));
-    if (std::isfinite(a)) s->max_abs = std::max(s->max_abs, a), s->min = std::min(s->min, static_cast<double>(x));
+    if (std::isfinite(a)) s->max_abs = std::max(s->max_abs, a);
   });
 }
 

@@ -16,7 +16,6 @@ namespace openbpu::cvt {
 
 struct ValueStats {
   double max_abs = 0.0;
-  double min = 0.0;      // the smallest value seen, or 0 when none is negative
   int64_t elements = 0;  // per sample
   // Sum per channel (axis 1) of 4-D values over samples and positions, and
   // the number of positions summed: channel means for bias correction.

@@ -181,4 +181,28 @@ bool choose_calibration(const Graph& g, const Placement& placement, const Calibr
   return true;
 }
 
+bool choose_asymmetric(const Graph& g, const Placement& placement, const std::vector<Sample>& samples,
+                       CompileOptions* options, CalibrationChoice* choice,
+                       const std::function<void(const std::string&)>& info, std::string* error) {
+  OutputScorer scorer;
+  CompileOptions asym = *options;
+  asym.asymmetric = true;
+  CalibrationChoice c;
+  double score = 0;
+  if (!scorer.init(g, samples, kScoringSamples, error) ||
+      !compile(g, placement, choice->thresholds, asym, &c.model, error) || !scorer.score(c.model, &score, error))
+    return false;
+  const bool better = score > choice->score + 1e-4;
+  info(std::string("Activations: ") + (better ? "asymmetric" : "symmetric") +
+       " (calibration_type default chose; mean output cosine asymmetric " + fixed(score) + ", symmetric " +
+       fixed(choice->score) + ").");
+  if (!better) return true;
+  c.thresholds = choice->thresholds;
+  c.label = choice->label + ", asymmetric";
+  c.score = score;
+  *choice = std::move(c);
+  options->asymmetric = true;
+  return true;
+}
+
 }  // namespace openbpu::cvt

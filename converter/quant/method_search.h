@@ -93,6 +93,15 @@ bool choose_calibration(const Graph& g, const Placement& placement, const Calibr
                         const std::function<void(const std::string&)>& debug, CalibrationChoice* choice,
                         std::string* error, int jobs = 1);
 
+// calibration_type default without optimization asymmetric: compiles the
+// chosen thresholds with asymmetric activations too and keeps that model, setting options->asymmetric, when its mean output
+// cosine on the scoring samples beats the choice's by more than 1e-4.
+// `info` receives the comparison. (The vendor's default chooses asymmetric
+// quantization itself.)
+bool choose_asymmetric(const Graph& g, const Placement& placement, const std::vector<Sample>& samples,
+                       CompileOptions* options, CalibrationChoice* choice,
+                       const std::function<void(const std::string&)>& info, std::string* error);
+
 }  // namespace openbpu::cvt
 
 #endif  // OPENBPU_CONVERTER_QUANT_METHOD_SEARCH_H_

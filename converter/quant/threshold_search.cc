@@ -26,7 +26,8 @@ std::vector<std::string> searchable_values(const CompiledModel& cm, const std::m
     if (it == thr.end() || it->second <= 0) continue;
     const double qmax = static_cast<double>(isa::dtype_range(t.q.dtype).hi);
     const double s = it->second / qmax;
-    if (std::fabs(static_cast<double>(t.q.scale) - s) <= 1e-4 * s) out.push_back(t.value);
+    // (an asymmetric value's scale always comes from its threshold)
+    if (t.q.zero_point != 0 || std::fabs(static_cast<double>(t.q.scale) - s) <= 1e-4 * s) out.push_back(t.value);
   }
   return out;
 }

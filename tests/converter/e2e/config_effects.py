@@ -14,8 +14,8 @@ changed at a time against a base configuration:
   - node_info InputType: int16 makes the node's input int16;
   - advice: per-op timing lines in the log;
   - cross_layer_equalization True: the equalization stage runs (no pair);
-  - compile_mode bandwidth, per_channel, asymmetric, set_Softmax_input_int8:
-    a warning each.
+  - asymmetric: a warning that no value qualified (none between BPU operators);
+  - compile_mode bandwidth, per_channel, set_Softmax_input_int8: a warning each.
 
 usage: config_effects.py --work DIR --bin BUILD_BIN_DIR
 """
@@ -173,6 +173,15 @@ def main():
            "cross_layer_equalization True: the equalization runs and finds no pair")
     expect("Cross-layer equalization" not in base_log, "base: no cross-layer equalization")
 
+    # asymmetric: this model's int8 values all cross the CPU's nodes (subgraph
+    # boundaries stay symmetric): a warning that none qualified; the base
+    # (default) does not choose it either.
+    d, log = convert(args, "asymmetric", {"calibration_parameters": {"optimization": "'asymmetric'"}})
+    expect("optimization asymmetric: no int8 value qualifies for a zero point" in log and
+           code_bytes(d) == code_bytes(base), "asymmetric without a value between BPU operators: a warning, "
+           "the same BPU code")
+    expect("Activations: symmetric" in base_log, "base: default keeps symmetric activations here")
+
     d, log = convert(args, "advice", {"compiler_parameters": {"advice": "1"}})
     expect("advice: conv1" in log or "advice: conv2" in log, "advice 1: per-op timing lines")
 
@@ -184,8 +193,6 @@ def main():
              "compile_mode bandwidth: accepted for compatibility, no effect"),
             ("per_channel", {"calibration_parameters": {"calibration_type": "'max'", "per_channel": "True"}},
              "per_channel: accepted for compatibility, no effect"),
-            ("asymmetric", {"calibration_parameters": {"optimization": "'asymmetric'"}},
-             "optimization asymmetric: accepted for compatibility, no effect"),
             ("softmax", {"calibration_parameters": {"optimization": "'set_Softmax_input_int8'"}},
              "no Softmax node runs on the BPU (a Softmax at the model's head or tail runs on the CPU in float)"),
             ("custom_op", {"custom_op": {"custom_op_method": "'register'", "custom_op_dir": "'%s'" % ops_dir,

@@ -100,10 +100,15 @@ def roundtrip(args, work):
     write_list(work, "cal", [norm(im) for im in cal])
     cal_dir = os.path.join(work, "cal")
     lst = write_list(work, "test", [norm(im) for im in test])
-    convert(work, model, "first", "  cal_data_dir: '%s'\n  cal_data_type: 'float32'\n  calibration_type: 'default'"
-            % cal_dir, bin_dir=args.bin)
+    _, first_log = convert(work, model, "first", "  cal_data_dir: '%s'\n  cal_data_type: 'float32'\n"
+                           "  calibration_type: 'default'" % cal_dir, bin_dir=args.bin)
     qdq = os.path.join(work, "out_first", "first_calibrated_model.onnx")
-    _, log = convert(work, qdq, "load", "  calibration_type: 'load'", bin_dir=args.bin)
+    # The calibrated model holds the thresholds; where default chose
+    # asymmetric activations, load takes them again with the same key.
+    asym = "Activations: asymmetric" in first_log
+    print("default chose %s activations" % ("asymmetric" if asym else "symmetric"))
+    _, log = convert(work, qdq, "load", "  calibration_type: 'load'" + ("\n  optimization: 'asymmetric'" if asym else ""),
+                     bin_dir=args.bin)
     # Every weight of our calibrated model has our scales: its integers are kept.
     failures = [] if re.search(r"calibration_type load: \d+ activation QuantizeLinear/DequantizeLinear pairs removed "
                                r".*, (\d+) quantized weights dequantized \(\1 with the scales our", log) \
