@@ -175,6 +175,14 @@ std::map<std::string, QParams> assign_qparams(const Graph& g, const Placement& p
       }
     }
   make_asymmetric(g, plans, options, thresholds, &q);
+  // An int32 tail's channel scales follow its input's scale, which a zero
+  // point changed.
+  for (const SubgraphPlan& plan : plans)
+    for (const Op& op : plan.ops)
+      for (const auto& o : op.outputs)
+        if (!o.empty() && q.at(o).dtype == isa::DType::kInt32 && !q.at(o).channel_scales.empty() &&
+            q.at(op.inputs[0]).zero_point != 0)
+          q[o] = int32_tail_params(g, op, q[op.inputs[0]].scale);
   return q;
 }
 

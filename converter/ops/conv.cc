@@ -350,11 +350,29 @@ std::vector<double> emit_low_plane(LoweringContext& ctx, const Op& op, const Nod
   return out_scale;
 }
 
+// An output zero point enters the bias as z_out / (M / 2^S) accumulator
+// units: a channel whose ratio s_in * s_w / s_out is too small for that to
+// fit a quarter of the int32 bias's room (near-zero weights) gets the
+// coarser weight scale that fits (its weights rounded to nearest again).
+void fit_output_zero_point(const LoweringContext& ctx, const Node& n, const QParams& qo, ConvWeights* cw) {
+  if (qo.zero_point == 0 || qo.dtype == DType::kInt32) return;
+  const double s_in = ctx.qp(n.inputs[0]).scale;
+  const double room = (std::numeric_limits<int32_t>::max() - cw->cin_g * cw->taps() * 128.0 * 128.0) / 4;
+  const double min_ratio = std::abs(qo.zero_point) / room;
+  const size_t per = cw->q.size() / cw->scales.size();
+  for (size_t c = 0; c < cw->scales.size(); ++c) {
+    if (s_in * cw->scales[c] / qo.scale >= min_ratio) continue;
+    cw->scales[c] = static_cast<float>(min_ratio * qo.scale / s_in);
+    for (size_t k = c * per; k < (c + 1) * per; ++k) cw->q[k] = ops::quantize_weight(cw->w[k], cw->scales[c]);
+  }
+}
+
 bool emit_conv(LoweringContext& ctx, const Op& op, std::string* error) {
   const Node& n = ctx.graph.nodes[op.nodes[0]];
   const std::string& x = n.inputs[0];
   const std::string& y = op.outputs[0];
-  const ConvWeights cw = conv_weights(ctx, n);
+  ConvWeights cw = conv_weights(ctx, n);
+  fit_output_zero_point(ctx, n, ctx.qp(y), &cw);
   std::vector<float> bias = bias_of(ctx.graph, n, cw.cout);
   // (the low plane leaves too small an error for the bias correction's estimate)
   if (!op.int16_weights) correct_bias(ctx, n, cw.w, cw.q, cw.scales, cw.cout, cw.cin_g, cw.taps(), &bias);

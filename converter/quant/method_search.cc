@@ -189,9 +189,13 @@ bool choose_asymmetric(const Graph& g, const Placement& placement, const std::ve
   asym.asymmetric = true;
   CalibrationChoice c;
   double score = 0;
-  if (!scorer.init(g, samples, kScoringSamples, error) ||
-      !compile(g, placement, choice->thresholds, asym, &c.model, error) || !scorer.score(c.model, &score, error))
-    return false;
+  if (!scorer.init(g, samples, kScoringSamples, error)) return false;
+  std::string why;
+  if (!compile(g, placement, choice->thresholds, asym, &c.model, &why)) {  // (a zero point the bias cannot take)
+    info("Activations: symmetric (calibration_type default; asymmetric does not compile: " + why + ").");
+    return true;
+  }
+  if (!scorer.score(c.model, &score, error)) return false;
   const bool better = score > choice->score + 1e-4;
   info(std::string("Activations: ") + (better ? "asymmetric" : "symmetric") +
        " (calibration_type default chose; mean output cosine asymmetric " + fixed(score) + ", symmetric " +

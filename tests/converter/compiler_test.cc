@@ -611,25 +611,14 @@ TEST(Emitters, Int16WeightsAreTwoInt8Planes) {
   }
 }
 
-// optimization asymmetric: int8 values bounded below by their operator (a
-// fused Relu, a table's lowest entry, an average of those) between operators
-// that take zero points get them; the instructions carry them (pad value,
-// eltwise and pool fields) and the outputs stay closer to float than with
-// symmetric values. A value read by the CPU (the output) stays symmetric.
-TEST(Emitters, AsymmetricActivationsTakeZeroPoints) {
-  Builder b(14);  // HardSwish
-  const std::string x = b.input("x", {1, 16, 8, 8});
-  const auto conv = [&](const std::string& in, const char* w, int64_t k) {
-    return b.node("Conv", {in, b.constant(w, {16, 16, k, k})},
-                  ints_attr2("kernel_shape", {k, k}, "pads", {k / 2, k / 2, k / 2, k / 2}));
-  };
-  const std::string r = b.node("Relu", {conv(x, "w0", 3)});
-  const std::string h = b.node("HardSwish", {conv(r, "w1", 3)});
-  const std::string se = b.node("Sigmoid", {conv(b.node("GlobalAveragePool", {h}), "w2", 1)});
-  const std::string y = conv(b.node("Mul", {h, se}), "w3", 1);
-  b.output(y);
+// Compiles b symmetric and asymmetric (with or without the int32 tail)
+// and checks the zero points of r (a Relu's output) and h (a hard-swish's),
+// the instructions carrying them, and that y is closer to float.
+void expect_asymmetric_gain(const Builder& b, const std::string& r, const std::string& h, const std::string& y,
+                            bool tail) {
+  SCOPED_TRACE(tail ? "int32 tail" : "int8 output");
   CompileOptions co;
-  co.int32_tail = false;
+  co.int32_tail = tail;
   Compiled sym, asym;
   ASSERT_TRUE(compile_graph(b.g, "bayes-e", true, &sym, co));
   co.asymmetric = true;
@@ -659,6 +648,26 @@ TEST(Emitters, AsymmetricActivationsTakeZeroPoints) {
     }
   }
   EXPECT_LT(e_asym, 0.95 * e_sym) << e_asym / e_sym;  // measured 0.894
+}
+
+// optimization asymmetric: int8 values bounded below by their operator (a
+// fused Relu, a table's lowest entry, an average of those) between operators
+// that take zero points get them; the instructions carry them (pad value,
+// eltwise and pool fields) and the outputs stay closer to float than with
+// symmetric values. A value read by the CPU (the output) stays symmetric.
+TEST(Emitters, AsymmetricActivationsTakeZeroPoints) {
+  Builder b(14);  // HardSwish
+  const std::string x = b.input("x", {1, 16, 8, 8});
+  const auto conv = [&](const std::string& in, const char* w, int64_t k) {
+    return b.node("Conv", {in, b.constant(w, {16, 16, k, k})},
+                  ints_attr2("kernel_shape", {k, k}, "pads", {k / 2, k / 2, k / 2, k / 2}));
+  };
+  const std::string r = b.node("Relu", {conv(x, "w0", 3)});
+  const std::string h = b.node("HardSwish", {conv(r, "w1", 3)});
+  const std::string se = b.node("Sigmoid", {conv(b.node("GlobalAveragePool", {h}), "w2", 1)});
+  const std::string y = conv(b.node("Mul", {h, se}), "w3", 1);
+  b.output(y);
+  for (const bool tail : {false, true}) expect_asymmetric_gain(b, r, h, y, tail);
 }
 
 // Reparameterized depthwise kernels hold large taps that nearly cancel; on
