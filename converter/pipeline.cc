@@ -336,12 +336,13 @@ bool calibrate_graph(const Config& config, const Graph& g, const Placement& pl, 
     lap("weight rounding");
   }
   const auto& cp = config.calibration_parameters;
-  const bool ok = choose_calibration(g, pl, *stats, samples, *co,
-                                     calibration_candidates(cp.calibration_type, cp.max_percentile, co->all_int16),
+  const auto candidates = calibration_candidates(cp.calibration_type, cp.max_percentile, co->all_int16);
+  const bool ok = choose_calibration(g, pl, *stats, samples, *co, candidates,
                                      [&](const std::string& m) { log.debug(m); }, best, err, jobs(config));
   lap("calibration method choice");
   if (ok && cp.calibration_type == "default" && !co->asymmetric && !co->all_int16) {
-    if (!choose_asymmetric(g, pl, samples, co, best, [&](const std::string& m) { log.info(m); }, err)) return false;
+    choose_asymmetric(g, pl, *stats, samples, candidates, co, best, [&](const std::string& m) { log.info(m); },
+                      jobs(config));
     lap("asymmetric choice");
   }
   if (!ok || !threshold_search_applies(cp.calibration_type, co->all_int16)) return ok;

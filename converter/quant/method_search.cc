@@ -181,32 +181,35 @@ bool choose_calibration(const Graph& g, const Placement& placement, const Calibr
   return true;
 }
 
-bool choose_asymmetric(const Graph& g, const Placement& placement, const std::vector<Sample>& samples,
+void choose_asymmetric(const Graph& g, const Placement& placement, const CalibrationStats& stats,
+                       const std::vector<Sample>& samples, const std::vector<CalCandidate>& candidates,
                        CompileOptions* options, CalibrationChoice* choice,
-                       const std::function<void(const std::string&)>& info, std::string* error) {
-  OutputScorer scorer;
+                       const std::function<void(const std::string&)>& info, int jobs) {
   CompileOptions asym = *options;
   asym.asymmetric = true;
-  CalibrationChoice c;
-  double score = 0;
-  if (!scorer.init(g, samples, kScoringSamples, error)) return false;
+  CalibrationChoice same, best;
   std::string why;
-  if (!compile(g, placement, choice->thresholds, asym, &c.model, &why)) {  // (a zero point the bias cannot take)
+  // First at the symmetric choice's own thresholds: the number format must
+  // gain there, not only where another method fits the scoring samples.
+  OutputScorer scorer;
+  same.thresholds = choice->thresholds;
+  same.label = choice->label;
+  if (!scorer.init(g, samples, kScoringSamples, &why) ||
+      !compile(g, placement, same.thresholds, asym, &same.model, &why) || !scorer.score(same.model, &same.score, &why)) {
     info("Activations: symmetric (calibration_type default; asymmetric does not compile: " + why + ").");
-    return true;
+    return;  // (a zero point the bias cannot take)
   }
-  if (!scorer.score(c.model, &score, error)) return false;
-  const bool better = score > choice->score + 1e-4;
-  info(std::string("Activations: ") + (better ? "asymmetric" : "symmetric") +
-       " (calibration_type default chose; mean output cosine asymmetric " + fixed(score) + ", symmetric " +
-       fixed(choice->score) + ").");
-  if (!better) return true;
-  c.thresholds = choice->thresholds;
-  c.label = choice->label + ", asymmetric";
-  c.score = score;
-  *choice = std::move(c);
+  const bool gains = same.score > choice->score + 1e-4;
+  if (gains && !choose_calibration(g, placement, stats, samples, asym, candidates, nullptr, &best, &why, jobs))
+    best = std::move(same);
+  info(std::string("Activations: ") + (gains ? "asymmetric" : "symmetric") +
+       " (calibration_type default chose; mean output cosine at " + choice->label + ": asymmetric " +
+       fixed(same.score) + ", symmetric " + fixed(choice->score) +
+       (gains ? "; best asymmetric " + fixed(best.score) + " (" + best.label + ")" : std::string()) + ").");
+  if (!gains) return;
+  best.label += ", asymmetric";
+  *choice = std::move(best);
   options->asymmetric = true;
-  return true;
 }
 
 }  // namespace openbpu::cvt

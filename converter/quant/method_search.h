@@ -93,14 +93,20 @@ bool choose_calibration(const Graph& g, const Placement& placement, const Calibr
                         const std::function<void(const std::string&)>& debug, CalibrationChoice* choice,
                         std::string* error, int jobs = 1);
 
-// calibration_type default without optimization asymmetric: compiles the
-// chosen thresholds with asymmetric activations too and keeps that model, setting options->asymmetric, when its mean output
-// cosine on the scoring samples beats the choice's by more than 1e-4.
-// `info` receives the comparison. (The vendor's default chooses asymmetric
-// quantization itself.)
-bool choose_asymmetric(const Graph& g, const Placement& placement, const std::vector<Sample>& samples,
+// calibration_type default without optimization asymmetric: when the
+// symmetric choice's thresholds compiled with asymmetric activations score
+// higher on the scoring samples (by more than 1e-4), the method choice runs
+// again with asymmetric activations and its best replaces `choice`
+// (options->asymmetric set). Requiring the gain at the same thresholds keeps
+// a method that only fits the scoring samples better from deciding the
+// format (the PP-OCR classifier: 0.99981 on them with max-percentile, 94.5 %
+// held-out agreement against 97.5 % symmetric). An asymmetric model that
+// does not compile keeps the symmetric choice. `info` receives the comparison. (The
+// vendor's default chooses asymmetric quantization itself.)
+void choose_asymmetric(const Graph& g, const Placement& placement, const CalibrationStats& stats,
+                       const std::vector<Sample>& samples, const std::vector<CalCandidate>& candidates,
                        CompileOptions* options, CalibrationChoice* choice,
-                       const std::function<void(const std::string&)>& info, std::string* error);
+                       const std::function<void(const std::string&)>& info, int jobs = 1);
 
 }  // namespace openbpu::cvt
 
