@@ -5,6 +5,7 @@
 #include <set>
 
 #include "converter/ops/op_unit.h"
+#include "converter/passes/pass_util.h"
 
 namespace openbpu::cvt {
 
@@ -52,6 +53,19 @@ void fuse_activation(const Graph& g, const Placement& pl, int k, std::vector<boo
   *cur = g.nodes[static_cast<size_t>(j)].outputs[0];
 }
 
+// Following Mul / Add / Sub / Div by scalar constants fold into a table
+// lookup's entries (op_table_function).
+void fuse_affine(const Graph& g, const Placement& pl, int k, std::vector<bool>* fused, Op* op, std::string* cur) {
+  for (;;) {
+    const int j = single_consumer_in(g, pl, *fused, *cur, k);
+    double a, b;
+    if (j < 0 || !scalar_affine(g, g.nodes[static_cast<size_t>(j)], *cur, &a, &b)) return;
+    op->nodes.push_back(static_cast<size_t>(j));
+    (*fused)[static_cast<size_t>(j)] = true;
+    *cur = g.nodes[static_cast<size_t>(j)].outputs[0];
+  }
+}
+
 // Subgraph inputs (values read but not produced inside) and outputs (values
 // read outside or model outputs).
 void subgraph_io(const Graph& g, SubgraphPlan* plan) {
@@ -97,6 +111,10 @@ bool plan_subgraphs(const Graph& g, const Placement& pl, const FusionOptions& op
       std::string cur = n.outputs[0];
       if (f == Fusion::kTakesResidual) fuse_residual(g, pl, k, &fused, &op, &cur);
       fuse_activation(g, pl, k, &fused, &op, &cur);
+      op.outputs = {cur};
+    } else if (f == Fusion::kTakesAffine) {
+      std::string cur = n.outputs[0];
+      fuse_affine(g, pl, k, &fused, &op, &cur);
       op.outputs = {cur};
     }
     (*plans)[static_cast<size_t>(k)].ops.push_back(op);

@@ -85,7 +85,7 @@ double lower_bound(const Graph& g, const Op& op, const std::map<std::string, QPa
                    const std::map<std::string, double>& bounds) {
   const Node& n = g.nodes[op.nodes[0]];
   if (op.unit->lut != nullptr) {
-    const auto f = op.unit->lut(g, n);
+    const auto f = op_table_function(g, op);
     const QParams& qi = q.at(n.inputs[0]);
     double lb = INFINITY;
     for (int i = 0; i < isa::lut_entries(qi.dtype); ++i)

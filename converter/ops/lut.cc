@@ -48,7 +48,7 @@ std::vector<T> table(const Fn& f, const QParams& qi, const QParams& qo) {
 
 bool emit_lut(LoweringContext& ctx, const Op& op, std::string* e) {
   const Node& n = ctx.graph.nodes[op.nodes[0]];
-  const Fn f = op.unit->lut != nullptr ? op.unit->lut(ctx.graph, n) : nullptr;
+  const Fn f = op_table_function(ctx.graph, op);
   if (!f) return fail(e, "node '" + n.name + "': no table for " + n.op_type);
   const QParams& qi = ctx.qp(n.inputs[0]);
   const QParams& qo = ctx.qp(op.outputs[0]);
@@ -123,10 +123,26 @@ const OpUnit kClipUnit = {
     .int32_tail = nullptr, .fusion = Fusion::kActivation, .passive = false, .view = false, .emit = emit_lut,
     .lut = clip, .zero_points = ZeroPoints::kAll};
 
+Fn op_table_function(const Graph& g, const Op& op) {
+  Fn f = op.unit->lut != nullptr ? op.unit->lut(g, g.nodes[op.nodes[0]]) : nullptr;
+  if (!f) return f;
+  std::string x = g.nodes[op.nodes[0]].outputs[0];
+  for (size_t i = 1; i < op.nodes.size(); ++i) {
+    const Node& n = g.nodes[op.nodes[i]];
+    double a, b;
+    if (!scalar_affine(g, n, x, &a, &b)) return nullptr;
+    f = [f, a, b](double v) { return a * f(v) + b; };
+    x = n.outputs[0];
+  }
+  return f;
+}
+
+// A table lookup absorbs the scalar Mul / Add / Sub / Div after it
+// (Fusion::kTakesAffine): one rounding instead of one per node.
 #define OPENBPU_LUT_UNIT(Name, domain_, place_, limits_, fn_)                                                        \
   const OpUnit k##Name##Unit = {.id = OpId::k##Name, .domain = domain_, .op_type = #Name, .place = place_,          \
                                 .table_type = "HzLut", .limits = limits_, .output_scale = OutputScale::kCalibrated, \
-                                .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false, .view = false,  \
+                                .int32_tail = nullptr, .fusion = Fusion::kTakesAffine, .passive = false, .view = false, \
                                 .emit = emit_lut, .lut = fn_, .zero_points = ZeroPoints::kAll}
 
 OPENBPU_LUT_UNIT(LeakyRelu, "", place_unary, kTable, leaky_relu);

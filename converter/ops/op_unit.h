@@ -79,6 +79,7 @@ enum class Fusion : uint8_t {
   kActivation,       // Relu / constant-bound Clip: folds into its producer's output clamp
   kTakesActivation,  // absorbs a following activation (its single consumer)
   kTakesResidual,    // absorbs a following Add of a same-shaped value, then an activation
+  kTakesAffine,      // absorbs following Mul / Add / Sub / Div by scalar constants (a table folds them in)
 };
 
 // Placement rule: true when the node can run on the BPU of the march, else
@@ -143,6 +144,10 @@ const OpUnit& op_unit(OpId id);
 const OpUnit* find_op_unit(const Node& n);
 // The table's consistency problems (empty when consistent).
 std::vector<std::string> op_table_errors();
+
+// The real function a table-lookup op computes: its unit's function, then
+// the scalar affine nodes fused after it (Fusion::kTakesAffine); lut.cc.
+std::function<double(double)> op_table_function(const Graph& g, const Op& op);
 
 // Markdown of the BPU operators and the limits per march (docs/supported_ops.md).
 std::string supported_ops_markdown();

@@ -44,6 +44,28 @@ inline bool const_scalar(const Graph& g, const std::string& name, double* out) {
   return true;
 }
 
+// y = a x + b when node n is Mul, Add or Sub of value x and a scalar
+// constant, or Div of x by one, and its output has x's shape (a scalar of
+// higher rank would broadcast).
+inline bool scalar_affine(const Graph& g, const Node& n, const std::string& x, double* a, double* b) {
+  if (!n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1) return false;
+  const bool x_first = n.inputs[0] == x;
+  if (!x_first && n.inputs[1] != x) return false;
+  double c;
+  if (!const_scalar(g, n.inputs[x_first ? 1 : 0], &c)) return false;
+  const Value* in = g.value(x);
+  const Value* out = g.value(n.outputs[0]);
+  if (in == nullptr || out == nullptr || !in->has_shape || !out->has_shape || in->shape != out->shape) return false;
+  *a = 1;
+  *b = 0;
+  if (n.op_type == "Mul") *a = c;
+  else if (n.op_type == "Add") *b = c;
+  else if (n.op_type == "Sub") *a = x_first ? 1 : -1, *b = x_first ? -c : c;
+  else if (n.op_type == "Div" && x_first && c != 0) *a = 1 / c;
+  else return false;
+  return std::isfinite(*a) && std::isfinite(*b);
+}
+
 inline bool near(double a, double b, double tol = 1e-5) { return std::fabs(a - b) <= tol * (1.0 + std::fabs(b)); }
 
 inline std::vector<uint8_t> i64_bytes(const std::vector<int64_t>& v) {

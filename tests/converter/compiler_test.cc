@@ -948,5 +948,32 @@ TEST(Emitters, FusionFoldsActivationsAndResiduals) {
   for (const auto& [name, fv] : f) EXPECT_GT(cosine(fv, q.at(name)), 0.99) << name;
 }
 
+// A table lookup absorbs the scalar Mul / Sub / Div / Add after it: one table
+// of 2.5 sigmoid(x) - 0.75, then / 0.5 + 0.1, and one rounding. A per-channel
+// Mul and a value read twice end the chain.
+TEST(Emitters, TablesAbsorbScalarAffineNodes) {
+  Builder b;
+  const std::string x = b.input("x", {1, 8, 8, 8});
+  std::string y = b.node("Sub", {b.node("Mul", {b.node("Sigmoid", {conv3(b, x)}), b.scalar(2.5f)}), b.scalar(0.75f)});
+  y = b.node("Add", {b.node("Div", {y, b.scalar(0.5f)}), b.scalar(0.1f)});
+  y = b.node("Mul", {b.node("Tanh", {y}), b.constant("c", {1, 8, 1, 1})});
+  const std::string t = b.node("Add", {b.node("Neg", {y}), b.scalar(1.0f)});
+  b.output(b.node("Conv", {b.node("Add", {b.node("Mul", {t, b.scalar(3.0f)}), t}), b.constant("w3", {4, 8, 1, 1})}));
+  Compiled c;
+  ASSERT_TRUE(compile_graph(b.g, "bayes-e", false, &c));
+  ASSERT_EQ(c.cm.subgraphs.size(), 1u);
+  std::vector<isa::Opcode> ops;
+  for (const auto& ins : c.cm.subgraphs[0].program) ops.push_back(ins.opcode);
+  using isa::Opcode;
+  // conv, sigmoid*2.5-0.75 /0.5+0.1, tanh, mul by c, -y+1, mul 3 (t is read twice), add, conv
+  const std::vector<Opcode> want = {Opcode::kConv, Opcode::kLut, Opcode::kLut, Opcode::kEltwise,
+                                    Opcode::kLut,  Opcode::kEltwise, Opcode::kEltwise, Opcode::kConv};
+  EXPECT_EQ(ops, want);
+  for (const Sample& s : c.samples) {
+    const auto f = run(c.g, s), q = run(c.cm.graph, s);
+    for (const auto& [name, fv] : f) EXPECT_GT(cosine(fv, q.at(name)), 0.995) << name;
+  }
+}
+
 }  // namespace
 }  // namespace openbpu::cvt

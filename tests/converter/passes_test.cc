@@ -51,6 +51,25 @@ TEST(Passes, RemoveIdentityDropoutAndNoopReshape) {
   for (const auto& n : b.g.nodes) EXPECT_TRUE(n.op_type == "Relu" || n.op_type == "Sigmoid") << n.op_type;
 }
 
+// x * 1, 1 * x, x / 1, x + 0, x - 0 go; x * 2, 1 / x, 0 - x and a neutral
+// scalar of higher rank (it broadcasts the output to rank 4) stay.
+TEST(Passes, RemoveIdentityNeutralScalarArithmetic) {
+  Builder b;
+  std::string x = b.input("x", {1, 4, 5});
+  x = b.node("Mul", {x, b.scalar(1.0f)});
+  x = b.node("Mul", {b.scalar(1.0f), x});
+  x = b.node("Div", {x, b.scalar(1.0f)});
+  x = b.node("Add", {x, b.scalar(0.0f)});
+  x = b.node("Sub", {x, b.scalar(0.0f)});
+  x = b.node("Mul", {x, b.scalar(2.0f)});
+  x = b.node("Div", {b.scalar(1.0f), x});
+  x = b.node("Sub", {b.scalar(0.0f), x});
+  x = b.node("Mul", {x, b.constant_values("one4", {1, 1, 1, 1}, {1.0f})});
+  b.output(b.node("Sigmoid", {x}));
+  check_pass(b, remove_identity, 5);
+  EXPECT_EQ(b.g.nodes.size(), 5u);
+}
+
 TEST(Passes, FoldBatchNormIntoConv) {
   Builder b;
   const std::string x = b.input("x", {1, 3, 8, 8});

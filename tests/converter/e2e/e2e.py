@@ -158,6 +158,11 @@ CASES = {
                             n_cal=50, n_test=200, min_cos=0.999, min_ctc=0.97,
                             extra_yaml="  optimization: set_all_nodes_int16;int16_weights\n",
                             log=[r"optimization int16_weights: \d+ convolutions reading int16"]),
+    # The same recognizer int8 on X5 (bayes-e) with the default calibration:
+    # where int8 stands on a transformer-era model. By hand, not in ctest.
+    "ppocr_rec_int8": Case("ppocr_rec_int8", "ocr:ch_PP-OCRv4_rec_infer.onnx", "bayes-e", "x", (1, 3, 48, 320),
+                           rt="bgr", train="bgr", mean=[127.5], std=[127.5], cal="default", data="upright_lines",
+                           n_cal=50, n_test=200, min_cos=0.999, min_ctc=0.97),
     # A generated model with an operator the BPU lacks between convolutions:
     # two BPU subgraphs around a CPU node; then with run_on_cpu for the last
     # convolution, which must still compute the same.
@@ -829,6 +834,8 @@ def main():
                     "more lines narrow the agreement's sampling error)")
     ap.add_argument("--calibration-yaml", default="", help="calibration_parameters lines added to the case's "
                     "(hand measurements, e.g. 'cross_layer_equalization: True')")
+    ap.add_argument("--yaml-file", help="a file of calibration_parameters lines added to the case's, taken "
+                    "verbatim (hand measurements with values holding ';', e.g. node_info)")
     args = ap.parse_args()
     for k in ("work", "bin", "models", "ocr_models"):
         setattr(args, k, os.path.abspath(getattr(args, k)))
@@ -837,6 +844,8 @@ def main():
         case.n_test = args.n_test
     if args.calibration_yaml:
         case.extra_yaml += "".join("  %s\n" % l.strip() for l in args.calibration_yaml.split(";"))
+    if args.yaml_file:
+        case.extra_yaml += "".join("  %s\n" % l.strip() for l in open(args.yaml_file) if l.strip())
     return run_case(case, args)
 
 
