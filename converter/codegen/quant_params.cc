@@ -106,6 +106,34 @@ double lower_bound(const Graph& g, const Op& op, const std::map<std::string, QPa
   return NAN;
 }
 
+// Narrows [lo, hi] to where v's readers compute something: when every
+// reader is a table lookup, the part of [-t, t] beyond which each table stays
+// within a quarter of its output step of its value at -t (below) or at t
+// (above) -- hard-swish below -3, sigmoid beyond +-6 at 1/127 steps -- is
+// clamped away and its levels go to the rest.
+void table_window(const Graph& g, const std::map<size_t, const Op*>& ops, const std::string& v, double t,
+                  const std::map<std::string, QParams>& q, double* lo, double* hi) {
+  constexpr int kSteps = 127;
+  double wlo = INFINITY, whi = -INFINITY;
+  for (size_t c : g.consumers(v)) {
+    const Op* op = main_op(ops, c);
+    if (op == nullptr || op->unit->lut == nullptr || op->nodes[0] != c) return;
+    const auto f = op_table_function(g, *op);
+    if (!f) return;
+    const double tol = q.at(op->outputs[0]).scale / 4, step = t / kSteps;
+    const double f_lo = f(-t), f_hi = f(t);
+    int k = -kSteps;
+    while (k < kSteps && std::fabs(f((k + 1) * step) - f_lo) <= tol) ++k;
+    wlo = std::min(wlo, k * step);
+    k = kSteps;
+    while (k > -kSteps && std::fabs(f((k - 1) * step) - f_hi) <= tol) --k;
+    whi = std::max(whi, k * step);
+  }
+  if (wlo > whi) return;  // no readers
+  *lo = std::max(*lo, std::min(wlo, 0.0));
+  *hi = std::min(*hi, std::max(whi, 0.0));
+}
+
 void make_asymmetric(const Graph& g, const std::vector<SubgraphPlan>& plans, const QuantOptions& o,
                      const std::map<std::string, double>& thresholds, std::map<std::string, QParams>* q) {
   if (!o.asymmetric) return;
@@ -119,16 +147,19 @@ void make_asymmetric(const Graph& g, const std::vector<SubgraphPlan>& plans, con
         // T from the symmetric scale (a calibrated model's scale gives it back exactly, calibration_type load)
         const double t = int8_threshold(q->at(v).scale);
         const double lb = lower_bound(g, op, *q, bounds);
-        if (thresholds.count(v) && !std::isnan(lb) && asymmetric_params(t, lb, &q->at(v))) bounds[v] = lb;
+        double lo = std::isnan(lb) ? -t : std::max(-t, std::min(0.0, lb)), hi = t;
+        table_window(g, ops, v, t, *q, &lo, &hi);
+        if (thresholds.count(v) && asymmetric_params(t, lo, hi, &q->at(v))) bounds[v] = lo;
       }
   }
 }
 
 }  // namespace
 
-bool asymmetric_params(double t, double lb, QParams* q) {
-  const double hi = std::max(t, 1e-8), lo = std::min(0.0, lb);
-  if (lo < -kAsymmetricMinFraction * hi) return false;
+bool asymmetric_params(double t, double lo, double hi, QParams* q) {
+  lo = std::min(0.0, lo);
+  hi = std::max(hi, 1e-8);
+  if (hi - lo > (1 + kAsymmetricMinFraction) * std::max(t, 1e-8)) return false;
   const double s = (hi - lo) / 255.0;
   q->scale = static_cast<float>(s);
   q->zero_point = static_cast<int32_t>(std::clamp(std::round(-128.0 - lo / s), -128.0, 127.0));

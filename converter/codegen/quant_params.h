@@ -26,14 +26,16 @@ struct QuantOptions {
   // optimization asymmetric: int8 values between operators whose units
   // quantize with zero points (OpUnit::zero_points) in one subgraph take the
   // range [min(0, b), T] of their operator's lower bound b (a table's lowest
-  // entry, a fused Relu/Clip's bound) and threshold T, with a zero point,
-  // when b >= -T / 4 (quant_params.cc).
+  // entry, a fused Relu/Clip's bound) and threshold T, narrowed to where
+  // their readers' tables are not flat when only table lookups read them,
+  // with a zero point, when the range is at most 1.25 T wide (quant_params.cc).
   bool asymmetric = false;
 };
 
-// The asymmetric int8 parameters of a value with threshold t and lower
-// bound lb (QuantOptions::asymmetric), or false when they gain too little.
-bool asymmetric_params(double t, double lb, QParams* q);
+// The asymmetric int8 parameters of a value with threshold t for the range
+// [min(0, lo), hi] (QuantOptions::asymmetric), or false when they gain too
+// little (the range is wider than 1.25 t).
+bool asymmetric_params(double t, double lo, double hi, QParams* q);
 
 // The scale of value v from its calibrated threshold T (a missing one counts
 // as 1): T / 127, or T / 32767 for an int16 value.
