@@ -187,25 +187,16 @@ void choose_asymmetric(const Graph& g, const Placement& placement, const Calibra
                        const std::function<void(const std::string&)>& info, int jobs) {
   CompileOptions asym = *options;
   asym.asymmetric = true;
-  CalibrationChoice same, best;
+  CalibrationChoice best;
   std::string why;
-  // First at the symmetric choice's own thresholds: the number format must
-  // gain there, not only where another method fits the scoring samples.
-  OutputScorer scorer;
-  same.thresholds = choice->thresholds;
-  same.label = choice->label;
-  if (!scorer.init(g, samples, kScoringSamples, &why) ||
-      !compile(g, placement, same.thresholds, asym, &same.model, &why) || !scorer.score(same.model, &same.score, &why)) {
+  if (!choose_calibration(g, placement, stats, samples, asym, candidates, nullptr, &best, &why, jobs)) {
     info("Activations: symmetric (calibration_type default; asymmetric does not compile: " + why + ").");
     return;  // (a zero point the bias cannot take)
   }
-  const bool gains = same.score > choice->score + 1e-4;
-  if (gains && !choose_calibration(g, placement, stats, samples, asym, candidates, nullptr, &best, &why, jobs))
-    best = std::move(same);
+  const bool gains = best.score > choice->score + 1e-4;
   info(std::string("Activations: ") + (gains ? "asymmetric" : "symmetric") +
-       " (calibration_type default chose; mean output cosine at " + choice->label + ": asymmetric " +
-       fixed(same.score) + ", symmetric " + fixed(choice->score) +
-       (gains ? "; best asymmetric " + fixed(best.score) + " (" + best.label + ")" : std::string()) + ").");
+       " (calibration_type default chose; best mean output cosine: asymmetric " + fixed(best.score) + " (" +
+       best.label + "), symmetric " + fixed(choice->score) + " (" + choice->label + ")).");
   if (!gains) return;
   best.label += ", asymmetric";
   *choice = std::move(best);

@@ -93,16 +93,17 @@ bool choose_calibration(const Graph& g, const Placement& placement, const Calibr
                         const std::function<void(const std::string&)>& debug, CalibrationChoice* choice,
                         std::string* error, int jobs = 1);
 
-// calibration_type default without optimization asymmetric: when the
-// symmetric choice's thresholds compiled with asymmetric activations score
-// higher on the scoring samples (by more than 1e-4), the method choice runs
-// again with asymmetric activations and its best replaces `choice`
-// (options->asymmetric set). Requiring the gain at the same thresholds keeps
-// a method that only fits the scoring samples better from deciding the
-// format (the PP-OCR classifier: 0.99981 on them with max-percentile, 94.5 %
-// held-out agreement against 97.5 % symmetric). An asymmetric model that
-// does not compile keeps the symmetric choice. `info` receives the comparison. (The
-// vendor's default chooses asymmetric quantization itself.)
+// calibration_type default without optimization asymmetric: the method
+// choice runs again with asymmetric activations; when its best scores higher
+// on the scoring samples (by more than 1e-4) it replaces `choice`
+// (options->asymmetric set), so number format and method are chosen
+// together. An asymmetric model that does not compile keeps the symmetric
+// choice. `info` receives the comparison. (The vendor's default chooses
+// asymmetric quantization itself.) Before values read only by tables took
+// the tables' windows (quant_params.cc) this overrated asymmetric values on
+// the PP-OCR classifier (0.99981 on the samples, 94.5 % held-out agreement
+// against 97.5 % symmetric), and the format was decided at the symmetric
+// choice's thresholds first.
 void choose_asymmetric(const Graph& g, const Placement& placement, const CalibrationStats& stats,
                        const std::vector<Sample>& samples, const std::vector<CalCandidate>& candidates,
                        CompileOptions* options, CalibrationChoice* choice,
