@@ -12,9 +12,9 @@ namespace openbpu::cvt {
 
 namespace {
 
-// A value takes a zero point only when its operator bounds it below by at
-// least -kAsymmetricMinFraction * T (its threshold): then it gains at least
-// 0.7 bit. The bound comes from the operator, never from the calibration
+// A value takes a zero point only when its range (its operator's lower bound
+// and its readers' table window) is at most (1 + kAsymmetricMinFraction) T
+// wide, T its threshold: then it gains at least 0.7 bit. The bound comes from the operator, never from the calibration
 // samples: with the samples' minimum as the range's bottom, held-out values
 // below it were clipped and the PP-OCR classifier (bernoulli2, NV12) lost
 // agreement on its 200 held-out lines (95.0 % against 97.5 % symmetric;

@@ -190,12 +190,12 @@ void choose_asymmetric(const Graph& g, const Placement& placement, const Calibra
   CalibrationChoice best;
   std::string why;
   if (!choose_calibration(g, placement, stats, samples, asym, candidates, nullptr, &best, &why, jobs)) {
-    info("Activations: symmetric (calibration_type default; asymmetric does not compile: " + why + ").");
+    info("Activations: symmetric (asymmetric does not compile: " + why + ").");
     return;  // (a zero point the bias cannot take)
   }
   const bool gains = best.score > choice->score + 1e-4;
   info(std::string("Activations: ") + (gains ? "asymmetric" : "symmetric") +
-       " (calibration_type default chose; best mean output cosine: asymmetric " + fixed(best.score) + " (" +
+       " (chosen by the scoring samples; best mean output cosine: asymmetric " + fixed(best.score) + " (" +
        best.label + "), symmetric " + fixed(choice->score) + " (" + choice->label + ")).");
   if (!gains) return;
   best.label += ", asymmetric";

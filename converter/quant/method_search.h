@@ -93,7 +93,7 @@ bool choose_calibration(const Graph& g, const Placement& placement, const Calibr
                         const std::function<void(const std::string&)>& debug, CalibrationChoice* choice,
                         std::string* error, int jobs = 1);
 
-// calibration_type default without optimization asymmetric: the method
+// calibration_type default and mix without optimization asymmetric: the method
 // choice runs again with asymmetric activations; when its best scores higher
 // on the scoring samples (by more than 1e-4) it replaces `choice`
 // (options->asymmetric set), so number format and method are chosen
