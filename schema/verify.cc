@@ -320,6 +320,8 @@ class Checker {
       if (q == nullptr || q->type() != fb::QuantType::SCALE ||
           (nsc != 1 && nsc != static_cast<uint32_t>(o->dims()->Get(3))))
         return fail(on + ": needs SCALE quantization with 1 or C scales");
+      if (q->zero_points() != nullptr && q->zero_points()->size() != 0 && q->zero_points()->size() != nsc)
+        return fail(on + ": zero point count differs from scale count");
     }
     return true;
   }

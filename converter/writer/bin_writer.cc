@@ -201,6 +201,7 @@ std::unique_ptr<fb::LayerOutputT> layer_output(const LayerTrace& t, const std::s
   const bool per_channel = t.q.dtype == isa::DType::kInt32 && !t.q.channel_scales.empty();
   o->quant->scales = per_channel ? t.q.channel_scales : std::vector<float>{t.q.scale};
   o->quant->axis = per_channel ? 3 : 0;
+  if (!per_channel && t.q.zero_point != 0) o->quant->zero_points = {static_cast<int8_t>(t.q.zero_point)};
   return o;
 }
 

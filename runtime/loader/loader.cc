@@ -75,6 +75,7 @@ LayerOutputDesc make_layer_output(const fb::LayerOutput& o) {
   d.quant.type = static_cast<int32_t>(o.quant()->type());
   d.quant.axis = o.quant()->axis();
   d.quant.scales.assign(o.quant()->scales()->begin(), o.quant()->scales()->end());
+  if (const auto* z = o.quant()->zero_points()) d.quant.zero_points.assign(z->begin(), z->end());
   return l;
 }
 
