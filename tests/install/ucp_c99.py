@@ -30,7 +30,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from example_classify import arguments, install, run  # noqa: E402
 import e2e  # noqa: E402
 
-N_INPUTS = {"resnet18_featuremap": 4, "resnet18_nv12": 4, "ppocr_cls_nv12": 100}
+# (the classifier: all 200 lines of its e2e case, the sample its agreement bound is set for)
+N_INPUTS = {"resnet18_featuremap": 4, "resnet18_nv12": 4, "ppocr_cls_nv12": 200}
 
 
 def compile_hbm(args, work, prefix, case):
