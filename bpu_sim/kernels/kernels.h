@@ -233,6 +233,13 @@ struct ConvIsa {
   // The driver takes them when the convolution has a single output pixel.
   void (*gemv)(const GemmArgs&) = nullptr;
   void (*gemv_q)(const GemmArgs&) = nullptr;
+  // Optional tile height (same layout) for short K (taps * cin_pad <
+  // small_k), taken before the mr2 choice (which then compares with mr3):
+  // there a tall tile's fused epilogue costs more than the weight loads it
+  // saves.
+  int small_k = 0, mr3 = 0;
+  void (*gemm3)(const GemmArgs&) = nullptr;
+  void (*gemm3_q)(const GemmArgs&) = nullptr;
   // Depthwise kernel over 16-channel blocks (nullptr: portable one is used).
   void (*dw)(const DwArgs&);
   // Packs depthwise weights src[c][tap] (c < c_full) for dw; returns bytes

@@ -1474,6 +1474,8 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
   r.pixels = g.n * g.oh * g.ow;
   r.mr = isa.mr;
   r.gemm = fused ? isa.gemm_q : isa.gemm;
+  if (isa.mr3 > 0 && static_cast<int64_t>(p.taps) * p.cin_pad < isa.small_k)
+    r.mr = isa.mr3, r.gemm = fused ? isa.gemm3_q : isa.gemm3;
   if (isa.mr2 > 0) {
     const int64_t rows1 = (r.pixels + r.mr - 1) / r.mr * r.mr,
                   rows2 = (r.pixels + isa.mr2 - 1) / isa.mr2 * isa.mr2;

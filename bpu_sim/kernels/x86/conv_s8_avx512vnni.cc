@@ -2,7 +2,7 @@
 // AVX-512 VNNI convolution GEMM (compiled with -mavx512f -mavx512bw
 // -mavx512vl -mavx512vnni; reached only when the CPU and the OS support it).
 //
-// GEMM: int8 data, k-group 4, MR = 8 pixels x NR = 32 channels, 16 zmm
+// GEMM: int8 data, k-group 4, MR = 14 pixels x NR = 32 channels, 28 zmm
 //   accumulators. vpdpbusd multiplies unsigned bytes by signed bytes, so the
 //   dense input copy holds x ^ 0x80 = x + 128 (as uint8; the zero row holds
 //   0x80) and the plan folds -128 * sum(w) into the bias:
@@ -36,7 +36,15 @@
 namespace openbpu::sim::kern {
 namespace {
 
-constexpr int kNr = 32;
+// 14 pixels x 32 channels: 28 zmm accumulators, two weight vectors and the
+// broadcast input fill the 32 registers. Against 8 x 32, each weight load
+// feeds 14 vpdpbusd instead of 8. 14 = 2 * 7: maps of 7 x 7 (49 pixels)
+// take the 7-pixel tile (ConvIsa::mr2) without a padded row.
+// Below K = kSmallK (taps * cin_pad) the 8 x 32 tile (ConvIsa::mr3): there
+// the 14-pixel tile's fused requantization (more constants than free
+// registers) costs more than the weight loads it saves (MobileNetV2's
+// 1x1 of 16-32 input channels were 3-10 % slower).
+constexpr int kMr = 14, kNr = 32, kSmallK = 64;
 
 inline __m512i ld16(const int32_t* p) { return _mm512_loadu_si512(p); }
 inline __m512i srav16(__m512i a, __m512i s) {
@@ -569,19 +577,23 @@ const ConvIsa& OPENBPU_VNNI_ISA() {
   };
   static const ConvIsa isa = {
       .name = OPENBPU_VNNI_NAME,
-      .mr = 8,
+      .mr = kMr,
       .nr = kNr,
       .kg = 4,
       .kpad = 4,
       .esize = 1,
       .fmt = InputFormat::kU8,
-      .gemm = gemm_k4_vnni<8>,
+      .gemm = gemm_k4_vnni<kMr>,
       .mr2 = 7,
       .gemm2 = gemm_k4_vnni<7>,
-      .gemm_q = gemm_k4_vnni<8, true>,
+      .gemm_q = gemm_k4_vnni<kMr, true>,
       .gemm2_q = gemm_k4_vnni<7, true>,
       .gemv = gemv_k4_vnni<false>,
       .gemv_q = gemv_k4_vnni<true>,
+      .small_k = kSmallK,
+      .mr3 = 8,
+      .gemm3 = gemm_k4_vnni<8>,
+      .gemm3_q = gemm_k4_vnni<8, true>,
       OPENBPU_VNNI_OTHERS,
       .narrow16 = &n16,
       .fused64 = true,

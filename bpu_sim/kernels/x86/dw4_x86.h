@@ -332,15 +332,18 @@ __attribute__((always_inline)) inline void requant(const typename O::V (&acc)[NP
                     typename O::V (&r)[NP]) {
   using V = typename O::V;
   V y[NP][4];
+#pragma GCC unroll 16
   for (int v = 0; v < 4; ++v) {
     const int32_t* p = par + v * 5 * lanes;
     if constexpr (kFloat) {
       const typename O::F hi = O::loadf(p + lanes), lo = O::loadf(p + 2 * lanes);
+#pragma GCC unroll 16
       for (int k = 0; k < NP; ++k) y[k][v] = O::requant_f(acc[k][v], hi, lo);
       continue;
     }
     const V m = O::load(p + lanes), m_odd = O::load(p + 2 * lanes);
     const V r32 = O::load(p + 3 * lanes), sh32 = O::load(p + 4 * lanes);
+  #pragma GCC unroll 16
     for (int k = 0; k < NP; ++k) {
       const V e = O::mul_even(acc[k][v], m);
       const V o = O::mul_even(O::srl64_32(acc[k][v]), m_odd);
@@ -348,6 +351,7 @@ __attribute__((always_inline)) inline void requant(const typename O::V (&acc)[NP
       y[k][v] = O::srav(O::add32(h, r32), sh32);
     }
   }
+#pragma GCC unroll 16
   for (int k = 0; k < NP; ++k)
     r[k] = O::packs16(O::packs32(y[k][0], y[k][1]), O::packs32(y[k][2], y[k][3]));
 }
@@ -385,16 +389,18 @@ __attribute__((always_inline)) inline void finish(const Sink<O>& s, const typena
   }
   V r[NP];
   requant<O, NP, kFloat>(acc, par, lanes, r);
+  // (whole blocks apart: the partial store's buffer made GCC keep r on the
+  // stack, and each store's reload waited for its store forwarding)
+  if (s.n == width) {
+#pragma GCC unroll 16
+    for (int k = 0; k < NP; ++k)
+      O::store(s.out + (p + k) * s.pstride, O::min8(O::max8(r[k], s.lo), s.hi));
+    return;
+  }
   for (int k = 0; k < NP; ++k) {
-    const V q = O::min8(O::max8(r[k], s.lo), s.hi);
-    int8_t* o = s.out + (p + k) * s.pstride;
-    if (s.n == width) {
-      O::store(o, q);
-    } else {
-      alignas(64) int8_t tmp[64];
-      O::store(tmp, q);
-      copy_bytes(o, tmp, static_cast<size_t>(s.n));
-    }
+    alignas(64) int8_t tmp[64];
+    O::store(tmp, O::min8(O::max8(r[k], s.lo), s.hi));
+    copy_bytes(s.out + (p + k) * s.pstride, tmp, static_cast<size_t>(s.n));
   }
 }
 
@@ -446,11 +452,15 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
     for (; p + 1 < npix; p += 2) {
       const int64_t off = static_cast<int64_t>(p) / 2 * gstride + 4 * c0;
       V acc[2][4];
+#pragma GCC unroll 16
       for (int v = 0; v < 4; ++v)
         acc[0][v] = acc[1][v] = init[v];
+#pragma GCC unroll 16
       for (int kh = 0; kh < kh_n; ++kh) {
         const int8_t* g = rows[kh] + off;
+#pragma GCC unroll 16
         for (int j = 0; j < NG; ++j)
+  #pragma GCC unroll 16
           for (int v = 0; v < 4; ++v) {
             const V x = O::load(g + 2 * j * gstride + v * width);
             const size_t wo = kh * row_w + (4 * j + v) * static_cast<size_t>(width);
