@@ -340,7 +340,8 @@ bool calibrate_graph(const Config& config, const Graph& g, const Placement& pl, 
   const bool ok = choose_calibration(g, pl, *stats, samples, *co, candidates,
                                      [&](const std::string& m) { log.debug(m); }, best, err, jobs(config));
   lap("calibration method choice");
-  if (ok && (cp.calibration_type == "default" || cp.calibration_type == "mix") && !co->asymmetric && !co->all_int16) {
+  // (the searching calibration types, default and mix, also choose the number format)
+  if (ok && threshold_search_applies(cp.calibration_type, co->all_int16) && !co->asymmetric) {
     choose_asymmetric(g, pl, *stats, samples, candidates, co, best, [&](const std::string& m) { log.info(m); },
                       jobs(config));
     lap("asymmetric choice");

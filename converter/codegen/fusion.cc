@@ -24,6 +24,13 @@ int single_consumer_in(const Graph& g, const Placement& pl, const std::vector<bo
   return static_cast<int>(c[0]);
 }
 
+// Node j joins op, whose output becomes j's.
+void absorb(const Graph& g, int j, std::vector<bool>* fused, Op* op, std::string* cur) {
+  op->nodes.push_back(static_cast<size_t>(j));
+  (*fused)[static_cast<size_t>(j)] = true;
+  *cur = g.nodes[static_cast<size_t>(j)].outputs[0];
+}
+
 // conv + Add(conv, other) with `other` a same-shaped non-constant value.
 void fuse_residual(const Graph& g, const Placement& pl, int k, std::vector<bool>* fused, Op* op, std::string* cur) {
   const int j = single_consumer_in(g, pl, *fused, *cur, k);
@@ -36,9 +43,7 @@ void fuse_residual(const Graph& g, const Placement& pl, int k, std::vector<bool>
   if (!ov || ov->is_constant() || other == *cur || ov->shape != cv->shape) return;
   op->residual = other;
   op->inputs.push_back(other);
-  op->nodes.push_back(static_cast<size_t>(j));
-  (*fused)[static_cast<size_t>(j)] = true;
-  *cur = a.outputs[0];
+  absorb(g, j, fused, op, cur);
 }
 
 // A following Relu / Clip folds into the op's output clamp.
@@ -48,9 +53,7 @@ void fuse_activation(const Graph& g, const Placement& pl, int k, std::vector<boo
   const OpUnit* u = find_op_unit(g.nodes[static_cast<size_t>(j)]);
   if (u == nullptr || u->fusion != Fusion::kActivation) return;
   op->act_min_node = j;
-  op->nodes.push_back(static_cast<size_t>(j));
-  (*fused)[static_cast<size_t>(j)] = true;
-  *cur = g.nodes[static_cast<size_t>(j)].outputs[0];
+  absorb(g, j, fused, op, cur);
 }
 
 // Following Mul / Add / Sub / Div by scalar constants fold into a table
@@ -60,9 +63,7 @@ void fuse_affine(const Graph& g, const Placement& pl, int k, std::vector<bool>* 
     const int j = single_consumer_in(g, pl, *fused, *cur, k);
     double a, b;
     if (j < 0 || !scalar_affine(g, g.nodes[static_cast<size_t>(j)], *cur, &a, &b)) return;
-    op->nodes.push_back(static_cast<size_t>(j));
-    (*fused)[static_cast<size_t>(j)] = true;
-    *cur = g.nodes[static_cast<size_t>(j)].outputs[0];
+    absorb(g, j, fused, op, cur);
   }
 }
 
@@ -107,14 +108,11 @@ bool plan_subgraphs(const Graph& g, const Placement& pl, const FusionOptions& op
       if (!in.empty() && !is_constant(g, in)) op.inputs.push_back(in);
     op.outputs = n.outputs;
     const Fusion f = options.fuse ? op.unit->fusion : Fusion::kNone;
-    if (f == Fusion::kTakesResidual || f == Fusion::kTakesActivation) {
+    if (f == Fusion::kTakesResidual || f == Fusion::kTakesActivation || f == Fusion::kTakesAffine) {
       std::string cur = n.outputs[0];
       if (f == Fusion::kTakesResidual) fuse_residual(g, pl, k, &fused, &op, &cur);
-      fuse_activation(g, pl, k, &fused, &op, &cur);
-      op.outputs = {cur};
-    } else if (f == Fusion::kTakesAffine) {
-      std::string cur = n.outputs[0];
-      fuse_affine(g, pl, k, &fused, &op, &cur);
+      if (f == Fusion::kTakesAffine) fuse_affine(g, pl, k, &fused, &op, &cur);
+      else fuse_activation(g, pl, k, &fused, &op, &cur);
       op.outputs = {cur};
     }
     (*plans)[static_cast<size_t>(k)].ops.push_back(op);

@@ -14,8 +14,8 @@ namespace {
 
 // A value takes a zero point only when its range (its operator's lower bound
 // and its readers' table window) is at most (1 + kAsymmetricMinFraction) T
-// wide, T its threshold: then it gains at least 0.7 bit. The bound comes from the operator, never from the calibration
-// samples: with the samples' minimum as the range's bottom, held-out values
+// wide, T its threshold: then it gains at least 0.7 bit. The bound comes
+// from the operator, never from the calibration samples: with the samples' minimum as the range's bottom, held-out values
 // below it were clipped and the PP-OCR classifier (bernoulli2, NV12) lost
 // agreement on its 200 held-out lines (95.0 % against 97.5 % symmetric;
 // with the operator bounds 97.0 %), and its budget case on bayes-e too.
@@ -143,13 +143,15 @@ void make_asymmetric(const Graph& g, const std::vector<SubgraphPlan>& plans, con
     for (const Op& op : plan.ops) ops[op.nodes[0]] = &op;
     for (const Op& op : plan.ops)  // (in order: an op's inputs are final)
       for (const auto& v : op.outputs) {
-        if (v.empty() || q->at(v).dtype != isa::DType::kInt8 || !zero_point_ok(g, plan, ops, op, v)) continue;
+        if (v.empty() || !thresholds.count(v) || q->at(v).dtype != isa::DType::kInt8 ||
+            !zero_point_ok(g, plan, ops, op, v))
+          continue;
         // T from the symmetric scale (a calibrated model's scale gives it back exactly, calibration_type load)
         const double t = int8_threshold(q->at(v).scale);
         const double lb = lower_bound(g, op, *q, bounds);
         double lo = std::isnan(lb) ? -t : std::max(-t, std::min(0.0, lb)), hi = t;
         table_window(g, ops, v, t, *q, &lo, &hi);
-        if (thresholds.count(v) && asymmetric_params(t, lo, hi, &q->at(v))) bounds[v] = lo;
+        if (asymmetric_params(t, lo, hi, &q->at(v))) bounds[v] = lo;
       }
   }
 }

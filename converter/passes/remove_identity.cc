@@ -23,10 +23,9 @@ std::string passed_through(const Graph& g, const Node& n) {
       in && out && in->has_shape && out->has_shape)
     noop = in->elem_type == out->elem_type && in->shape == out->shape;
   if (n.inputs.size() == 2 && (n.op_type == "Mul" || n.op_type == "Div" || n.op_type == "Add" || n.op_type == "Sub")) {
-    x = in != nullptr && in->is_constant() ? n.inputs[1] : n.inputs[0];
-    const Value* xv = g.value(x);
+    if (in != nullptr && in->is_constant()) x = n.inputs[1];
     double a, b;
-    noop = xv && out && xv->elem_type == out->elem_type && scalar_affine(g, n, x, &a, &b) && a == 1 && b == 0;
+    noop = scalar_affine(g, n, x, &a, &b) && a == 1 && b == 0 && g.value(x)->elem_type == out->elem_type;
   }
   const Value* xv = g.value(x);
   return noop && xv && !xv->is_constant() ? x : "";

@@ -834,8 +834,6 @@ def main():
                     "more lines narrow the agreement's sampling error)")
     ap.add_argument("--calibration-yaml", default="", help="calibration_parameters lines added to the case's "
                     "(hand measurements, e.g. 'cross_layer_equalization: True')")
-    ap.add_argument("--yaml-file", help="a file of calibration_parameters lines added to the case's, taken "
-                    "verbatim (hand measurements with values holding ';', e.g. node_info)")
     args = ap.parse_args()
     for k in ("work", "bin", "models", "ocr_models"):
         setattr(args, k, os.path.abspath(getattr(args, k)))
@@ -844,8 +842,6 @@ def main():
         case.n_test = args.n_test
     if args.calibration_yaml:
         case.extra_yaml += "".join("  %s\n" % l.strip() for l in args.calibration_yaml.split(";"))
-    if args.yaml_file:
-        case.extra_yaml += "".join("  %s\n" % l.strip() for l in open(args.yaml_file) if l.strip())
     return run_case(case, args)
 
 
