@@ -670,6 +670,54 @@ TEST(Emitters, AsymmetricActivationsTakeZeroPoints) {
   for (const bool tail : {false, true}) expect_asymmetric_gain(b, r, h, y, tail);
 }
 
+// optimization asymmetric: a value read only by table lookups is quantized
+// where they are not flat (quant_params.cc table_window): a hard-swish input
+// from -3 on, a sigmoid input between its two tails. A value a convolution
+// also reads keeps [-T, T]. The tables' outputs stay closer to float.
+TEST(Emitters, TablesWindowTheirInputs) {
+  Builder b(14);  // HardSwish
+  const std::string x = b.input("x", {1, 16, 8, 8});
+  const auto conv = [&](const std::string& in, const char* w) {
+    return b.node("Conv", {in, b.constant(w, {16, 16, 3, 3}, -2.0f, 2.0f)},
+                  ints_attr2("kernel_shape", {3, 3}, "pads", {1, 1, 1, 1}));
+  };
+  const std::string c0 = conv(x, "w0"), c1 = conv(x, "w1"), c2 = conv(x, "w2");
+  const std::string h = b.node("HardSwish", {c0}), s = b.node("Sigmoid", {c1});
+  const std::string sum = b.node("Add", {b.node("Add", {h, s}), b.node("Tanh", {c2})});
+  const std::string y = b.node("Conv", {sum, b.constant("w3", {4, 16, 1, 1})});
+  b.output(y);
+  b.output(b.node("Conv", {c2, b.constant("w4", {4, 16, 1, 1})}));  // c2: also a convolution's input
+  CompileOptions co;
+  Compiled sym, asym;
+  ASSERT_TRUE(compile_graph(b.g, "bayes-e", true, &sym, co));
+  co.asymmetric = true;
+  ASSERT_TRUE(compile_graph(b.g, "bayes-e", true, &asym, co));
+  std::map<std::string, QParams> qs, qa;
+  for (const auto& t : sym.cm.traces) qs[t.value] = t.q;
+  for (const auto& t : asym.cm.traces) qa[t.value] = t.q;
+  const auto lo = [](const QParams& p) { return (-128.0 - p.zero_point) * p.scale; };
+  const auto hi = [](const QParams& p) { return (127.0 - p.zero_point) * p.scale; };
+  // Hard-swish: the range starts where the table leaves 0 by a quarter of its
+  // output step, at or a little above -3; its top stays T.
+  ASSERT_GT(qs.at(c0).scale * 127, 6.0);
+  const double l0 = lo(qa.at(c0)), hs = l0 * std::clamp(l0 + 3, 0.0, 6.0) / 6;
+  EXPECT_GE(l0, -3.0 - qa.at(c0).scale);
+  EXPECT_LE(std::fabs(hs), qa.at(h).scale / 4 + qa.at(c0).scale);
+  EXPECT_NEAR(hi(qa.at(c0)), qs.at(c0).scale * 127, qa.at(c0).scale);
+  EXPECT_LT(hi(qa.at(c1)) - lo(qa.at(c1)), 0.8 * 2 * qs.at(c1).scale * 127);  // sigmoid: both tails
+  EXPECT_EQ(qa.at(c2).zero_point, 0);
+  EXPECT_EQ(qa.at(c2).scale, qs.at(c2).scale);
+  double e_sym = 0, e_asym = 0;
+  for (const Sample& smp : sym.samples) {
+    const auto f = run(sym.g, smp), q_s = run(sym.cm.graph, smp), q_a = run(asym.cm.graph, smp);
+    for (size_t i = 0; i < f.at(y).size(); ++i) {
+      e_sym += (q_s.at(y)[i] - f.at(y)[i]) * (q_s.at(y)[i] - f.at(y)[i]);
+      e_asym += (q_a.at(y)[i] - f.at(y)[i]) * (q_a.at(y)[i] - f.at(y)[i]);
+    }
+  }
+  EXPECT_LT(e_asym, e_sym) << e_asym / e_sym;
+}
+
 // Reparameterized depthwise kernels hold large taps that nearly cancel; on
 // a nearly flat input their output is the small remainder. Rounding each tap
 // to nearest moves the kernel's sum by up to several steps (an offset on
