@@ -13,6 +13,7 @@
 #define OPENBPU_CONVERTER_CODEGEN_LOWERING_H_
 
 #include <array>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,6 +35,11 @@ struct QParams {
   float scale = 1.0f;                  // int8 / int16
   std::vector<float> channel_scales;   // int32 outputs
   int32_t zero_point = 0;              // int8 asymmetric values (quant_params.h)
+  // Every reader is a table lookup that is constant below / above these
+  // (quant_params.cc table_window): what the value holds outside them
+  // changes nothing, and its error is measured on the float value clamped
+  // to them (report/similarity.cc).
+  double flat_below = -INFINITY, flat_above = INFINITY;
 };
 
 // Native element strides of logical dims (N, C, H, W) of a NHWC tensor.

@@ -110,17 +110,19 @@ double lower_bound(const Graph& g, const Op& op, const std::map<std::string, QPa
 // reader is a table lookup, the part of [-t, t] beyond which each table stays
 // within a quarter of its output step of its value at -t (below) or at t
 // (above) -- hard-swish below -3, sigmoid beyond +-6 at 1/127 steps -- is
-// clamped away and its levels go to the rest.
+// clamped away and its levels go to the rest. Those bounds are kept in v's
+// QParams (flat_below / flat_above) for the error measures.
 void table_window(const Graph& g, const std::map<size_t, const Op*>& ops, const std::string& v, double t,
-                  const std::map<std::string, QParams>& q, double* lo, double* hi) {
+                  std::map<std::string, QParams>* q, double* lo, double* hi) {
   constexpr int kSteps = 127;
+  const double step = t / kSteps;
   double wlo = INFINITY, whi = -INFINITY;
   for (size_t c : g.consumers(v)) {
     const Op* op = main_op(ops, c);
     if (op == nullptr || op->unit->lut == nullptr || op->nodes[0] != c) return;
     const auto f = op_table_function(g, *op);
     if (!f) return;
-    const double tol = q.at(op->outputs[0]).scale / 4, step = t / kSteps;
+    const double tol = q->at(op->outputs[0]).scale / 4;
     const double f_lo = f(-t), f_hi = f(t);
     int k = -kSteps;
     while (k < kSteps && std::fabs(f((k + 1) * step) - f_lo) <= tol) ++k;
@@ -130,6 +132,9 @@ void table_window(const Graph& g, const std::map<size_t, const Op*>& ops, const 
     whi = std::max(whi, k * step);
   }
   if (wlo > whi) return;  // no readers
+  QParams& qv = q->at(v);
+  if (wlo > step / 2 - t) qv.flat_below = wlo;
+  if (whi < t - step / 2) qv.flat_above = whi;
   *lo = std::max(*lo, std::min(wlo, 0.0));
   *hi = std::min(*hi, std::max(whi, 0.0));
 }
@@ -150,7 +155,7 @@ void make_asymmetric(const Graph& g, const std::vector<SubgraphPlan>& plans, con
         const double t = int8_threshold(q->at(v).scale);
         const double lb = lower_bound(g, op, *q, bounds);
         double lo = std::isnan(lb) ? -t : std::max(-t, std::min(0.0, lb)), hi = t;
-        table_window(g, ops, v, t, *q, &lo, &hi);
+        table_window(g, ops, v, t, q, &lo, &hi);
         if (asymmetric_params(t, lo, hi, &q->at(v))) bounds[v] = lo;
       }
   }

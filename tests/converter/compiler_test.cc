@@ -28,6 +28,7 @@
 #include "converter/quant/equalization.h"
 #include "converter/quant/method_search.h"
 #include "converter/quant/weight_rounding.h"
+#include "converter/report/similarity.h"
 #include "tests/converter/graph_builder.h"
 
 namespace openbpu::cvt {
@@ -716,6 +717,37 @@ TEST(Emitters, TablesWindowTheirInputs) {
     }
   }
   EXPECT_LT(e_asym, e_sym) << e_asym / e_sym;
+}
+
+// A value read only by tables is quantized where they are not flat; its
+// QParams keep those bounds and the similarity report measures it against
+// the float value clamped to them (what its readers see), so the per-node
+// cosine of a hard-swish input clipped at -3 is not reported as lost.
+TEST(Similarity, WindowedValuesCompareWhereTheirTablesAreNotFlat) {
+  Builder b(14);  // HardSwish
+  const std::string x = b.input("x", {1, 16, 8, 8});
+  const std::string c = b.node("Conv", {x, b.constant("w", {16, 16, 3, 3}, -2.0f, 2.0f)},
+                               ints_attr2("kernel_shape", {3, 3}, "pads", {1, 1, 1, 1}));
+  const std::string c2 = b.node("Conv", {x, b.constant("w2", {16, 16, 3, 3}, -2.0f, 2.0f)},
+                                ints_attr2("kernel_shape", {3, 3}, "pads", {1, 1, 1, 1}));
+  b.output(b.node("HardSwish", {c}));
+  b.output(b.node("Conv", {c2, b.constant("w3", {4, 16, 1, 1})}));
+  CompileOptions co;
+  co.asymmetric = true;
+  co.no_scratch_reuse = true;
+  Compiled a;
+  ASSERT_TRUE(compile_graph(b.g, "bayes-e", true, &a, co));
+  std::map<std::string, QParams> q;
+  for (const auto& t : a.cm.traces) q[t.value] = t.q;
+  EXPECT_NEAR(q.at(c).flat_below, -3.0, 2 * q.at(c).scale);
+  EXPECT_EQ(q.at(c).flat_above, INFINITY);
+  EXPECT_EQ(q.at(c2).flat_below, -INFINITY);  // read by a convolution
+  Similarity sim;
+  std::string err;
+  ASSERT_TRUE(compute_similarity(a.g, a.cm, a.samples[0], &sim, &err)) << err;
+  const std::map<std::string, double> cos(sim.nodes.begin(), sim.nodes.end());
+  EXPECT_GT(cos.at(c), 0.999);
+  EXPECT_GT(cos.at(c2), 0.999);
 }
 
 // Reparameterized depthwise kernels hold large taps that nearly cancel; on
