@@ -365,10 +365,12 @@ struct OpsIsa {
   // Each returns the number of leading elements it did.
   int64_t (*eltwise_s8)(const EltwiseRowS8& r);
   int64_t (*lut_s8)(const int8_t* in, int8_t* out, int64_t n, const int8_t* table);
-  // out[c] = clamp(max over t < taps of rows[t][c], lo, hi) for c < n;
-  // taps >= 1, lo <= hi within int8.
+  // For each of npix pixels p: out[p*out_step + c] = clamp(max over
+  // t < taps of rows[t][p*in_step + c], lo, hi) for c < n (a run of output
+  // pixels whose taps are all inside the image); taps >= 1, lo <= hi
+  // within int8.
   int64_t (*max_s8)(const int8_t* const* rows, int taps, int64_t n, int64_t lo, int64_t hi,
-                    int8_t* out);
+                    int8_t* out, int64_t npix, int64_t in_step, int64_t out_step);
   // acc[c] = sum over r < nrows, t < ntaps of rows[r][t * step + c] for c < n
   // (average pooling; int32: the driver bounds the tap count by 2^23).
   int64_t (*sum_s8)(const int8_t* const* rows, int nrows, int64_t ntaps, int64_t step, int64_t n,
