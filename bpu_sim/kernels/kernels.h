@@ -60,6 +60,16 @@ struct RequantParams {
   // v + 2^(S-1) < 2^63).
   bool fused64 = false;
   intptr_t res_delta = 0;
+  // fused64 where the plan proved, for every channel, |v| * 2^k < 2^62 and
+  // S + k in [33, 62] (k = max(0, 33 - min S), from |acc| <= |bias| + 128 *
+  // sum |w| and |R| <= 128): then with S' = S + k and h = floor(v * 2^k /
+  // 2^32) (the low half of v >> (32 - k), |h| <= 2^30),
+  // floor((v + 2^(S-1)) / 2^S) = (h + 2^(S'-33)) >> (S' - 32) in 32-bit
+  // lanes (the S >= 33 form, docs/kernels.md); no 64-bit rounding or clamp.
+  bool hi32 = false;
+  int32_t hi32_srl = 32;           // 32 - k
+  const int32_t* hi32_r = nullptr;   // 2^(S'-33)
+  const int32_t* hi32_sh = nullptr;  // S' - 32
   // float_requant (below) proven exact for every channel (no residual):
   // fused tiles of ConvIsa::float_gemm kernels use it, with the per-channel
   // hi / lo constants (natural order, padded like the other arrays).
