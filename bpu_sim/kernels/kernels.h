@@ -60,6 +60,16 @@ struct RequantParams {
   // v + 2^(S-1) < 2^63).
   bool fused64 = false;
   intptr_t res_delta = 0;
+  // fused64 where the plan proved, for every channel, |v| * 2^k < 2^62 and
+  // S + k in [33, 62] (k = max(0, 33 - min S), from |acc| <= |bias| + 128 *
+  // sum |w| and |R| <= 128): then with S' = S + k and h = floor(v * 2^k /
+  // 2^32) (the low half of v >> (32 - k), |h| <= 2^30),
+  // floor((v + 2^(S-1)) / 2^S) = (h + 2^(S'-33)) >> (S' - 32) in 32-bit
+  // lanes (the S >= 33 form, docs/kernels.md); no 64-bit rounding or clamp.
+  bool hi32 = false;
+  int32_t hi32_srl = 32;           // 32 - k
+  const int32_t* hi32_r = nullptr;   // 2^(S'-33)
+  const int32_t* hi32_sh = nullptr;  // S' - 32
   // float_requant (below) proven exact for every channel (no residual):
   // fused tiles of ConvIsa::float_gemm kernels use it, with the per-channel
   // hi / lo constants (natural order, padded like the other arrays).
@@ -365,10 +375,12 @@ struct OpsIsa {
   // Each returns the number of leading elements it did.
   int64_t (*eltwise_s8)(const EltwiseRowS8& r);
   int64_t (*lut_s8)(const int8_t* in, int8_t* out, int64_t n, const int8_t* table);
-  // out[c] = clamp(max over t < taps of rows[t][c], lo, hi) for c < n;
-  // taps >= 1, lo <= hi within int8.
+  // For each of npix pixels p: out[p*out_step + c] = clamp(max over
+  // t < taps of rows[t][p*in_step + c], lo, hi) for c < n (a run of output
+  // pixels whose taps are all inside the image); taps >= 1, lo <= hi
+  // within int8.
   int64_t (*max_s8)(const int8_t* const* rows, int taps, int64_t n, int64_t lo, int64_t hi,
-                    int8_t* out);
+                    int8_t* out, int64_t npix, int64_t in_step, int64_t out_step);
   // acc[c] = sum over r < nrows, t < ntaps of rows[r][t * step + c] for c < n
   // (average pooling; int32: the driver bounds the tap count by 2^23).
   int64_t (*sum_s8)(const int8_t* const* rows, int nrows, int64_t ntaps, int64_t step, int64_t n,

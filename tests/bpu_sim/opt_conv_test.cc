@@ -472,13 +472,16 @@ bool float_rq_case(Rng& r, bool dense, Case* out) {
   return true;
 }
 
-TEST(OptConv, Fp32RequantMatchesReference) {
-  Rng r(1357);
+// case_count() / 2 cases of make(r, done, &case) on every optimized table
+// (two host threads every fourth case), each leaving the rounding mode as
+// it was.
+void check_generated(uint32_t seed, const std::function<bool(Rng&, int, Case*)>& make) {
+  Rng r(seed);
   const auto tables = optimized_tables();
   int done = 0;
   while (done < case_count() / 2) {
     Case cs;
-    if (!float_rq_case(r, done % 2 == 1, &cs)) continue;
+    if (!make(r, done, &cs)) continue;
     ++done;
     for (const KernelTable* t : tables) {
       set_sim_threads(done % 4 == 0 ? 2 : 1);
@@ -487,6 +490,84 @@ TEST(OptConv, Fp32RequantMatchesReference) {
     }
   }
   set_sim_threads(1);
+}
+
+TEST(OptConv, Fp32RequantMatchesReference) {
+  check_generated(1357, [](Rng& r, int done, Case* cs) { return float_rq_case(r, done % 2 == 1, cs); });
+}
+
+// Requantization constants of a residual layer: kind 0 as the converter
+// derives them (one shift shared by M and Mr, the residual's ratio about 1,
+// so S is about 30: RequantParams::hi32 with k = 2-3), 1 random M, Mr and S
+// in [26, 40] per channel, 2 as 0 with a bias large enough that the hi32
+// bound fails in some channels (the 64-bit form then).
+void residual_consts(Rng& r, int kind, int C, std::vector<int32_t>* b, std::vector<int32_t>* m,
+                     std::vector<int32_t>* mr, std::vector<int8_t>* sh) {
+  for (int co = 0; co < C; ++co) {
+    int32_t mm, mmr, ss;
+    if (kind == 1) {
+      mm = std::uniform_int_distribution<int32_t>(1, INT32_MAX)(r.gen());
+      mmr = std::uniform_int_distribution<int32_t>(1, INT32_MAX)(r.gen());
+      ss = r.uniform(26, 40);
+    } else {
+      isa::quantize_multiplier_pair(std::ldexp(1.0, -r.uniform(7, 12)) * r.uniform(100, 400) / 256.0,
+                                    r.uniform(50, 200) / 100.0, &mm, &mmr, &ss);
+    }
+    (*m)[co] = mm, (*mr)[co] = mmr, (*sh)[co] = static_cast<int8_t>(ss);
+    (*b)[co] = kind == 2 && r.chance(0.3) ? r.uniform(-(1 << 29), 1 << 29) : r.uniform(-30000, 30000);
+  }
+}
+
+// A dense int8 convolution with an int8 residual of the output's strides
+// (the fused 64-bit or hi32 requantization of the avx512vnni tiles: 14, 8
+// and 7 pixels, one pixel, partial channel blocks).
+bool residual_case(Rng& r, Case* out) {
+  isa::Conv c;
+  const int C = r.pick<int>({8, 16, 17, 32, 40, 64, 96});
+  const int cin = r.pick<int>({3, 8, 16, 32, 64});
+  const int k = r.pick<int>({1, 3, 3});
+  c.kernel_h = c.kernel_w = k;
+  c.stride_h = c.stride_w = r.pick<int>({1, 1, 2});
+  c.pad_top = c.pad_left = c.pad_bottom = c.pad_right = k / 2;
+  const bool one_px = r.chance(0.15);
+  const int ih = one_px ? 1 : r.pick<int>({7, r.uniform(1, 16)});
+  const int iw = one_px ? 1 : r.pick<int>({7, r.uniform(1, 20)});
+  const int oh = (ih + 2 * (k / 2) - k) / c.stride_h + 1, ow = (iw + 2 * (k / 2) - k) / c.stride_w + 1;
+  Case cs;
+  Arena& a = cs.arena;
+  c.in = place(r, &a.input, isa::Region::kInput, isa::DType::kInt8, {1, ih, iw, cin}, false);
+  c.out = place(r, &a.output, isa::Region::kOutput, isa::DType::kInt8, {1, oh, ow, C}, false);
+  c.residual = c.out;  // the output's strides, in scratch
+  c.residual.region = isa::Region::kScratch;
+  a.scratch.resize(a.output.size());
+  r.fill(a.scratch.data(), a.scratch.size(), false);
+  std::vector<int8_t> w(static_cast<size_t>(C) * k * k * cin);
+  for (auto& v : w) v = static_cast<int8_t>(r.uniform(-127, 127));
+  std::vector<int32_t> b(C), m(C), mr(C);
+  std::vector<int8_t> sh(C);
+  const int kind = r.uniform(0, 2);
+  residual_consts(r, kind, C, &b, &m, &mr, &sh);
+  c.weight = add_const(&a.consts, w.data(), w.size(), static_cast<uint32_t>(w.size()));
+  c.bias = add_const(&a.consts, b.data(), b.size() * 4, static_cast<uint32_t>(C));
+  c.multiplier = add_const(&a.consts, m.data(), m.size() * 4, static_cast<uint32_t>(C));
+  c.shift = add_const(&a.consts, sh.data(), sh.size(), static_cast<uint32_t>(C));
+  c.has_residual = 1;
+  c.residual_multiplier = add_const(&a.consts, mr.data(), mr.size() * 4, static_cast<uint32_t>(C));
+  c.act_min = r.chance(0.5) ? 0 : -128;
+  c.act_max = 127;
+  cs.ins.opcode = isa::Opcode::kConv;
+  cs.ins.body = c;
+  std::string err;
+  if (!validate_instruction(cs.ins, a.layout(), &err)) return false;
+  cs.desc = "residual cin " + std::to_string(cin) + " C" + std::to_string(C) + " k" +
+            std::to_string(k) + " s" + std::to_string(c.stride_h) + " " + std::to_string(ih) +
+            "x" + std::to_string(iw) + " kind " + std::to_string(kind);
+  *out = std::move(cs);
+  return true;
+}
+
+TEST(OptConv, ResidualRequantMatchesReference) {
+  check_generated(2468, [](Rng& r, int, Case* cs) { return residual_case(r, cs); });
 }
 
 TEST(OptConv, ListsThePaths) {

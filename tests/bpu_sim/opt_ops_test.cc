@@ -161,6 +161,35 @@ TEST(OptOps, Pool) {
   });
 }
 
+// int8 max pooling as the converter emits it (identity multiplier, no zero
+// points, channel stride 1): the runs of output pixels whose taps lie inside
+// the image in one ISA row call, the border pixels, channel tails, wide maps.
+TEST(OptOps, MaxPoolInt8Runs) {
+  check("max pool int8", 16, [](Rng& r, isa::Instruction* ins, Arena* a) {
+    isa::Pool p;
+    p.kind = isa::PoolKind::kMax;
+    const std::vector<int> d = {r.uniform(1, 2), r.uniform(1, 12), r.uniform(1, 24),
+                                r.pick<int>({1, 3, 16, 31, 32, 33, 64, 65, 100, 130})};
+    p.kernel_h = r.uniform(1, 4), p.kernel_w = r.uniform(1, 4);
+    p.stride_h = r.uniform(1, 3), p.stride_w = r.uniform(1, 3);
+    p.dilation_h = r.chance(0.8) ? 1 : 2, p.dilation_w = r.chance(0.8) ? 1 : 2;
+    p.pad_top = r.uniform(0, 2), p.pad_bottom = r.uniform(0, 2);
+    p.pad_left = r.uniform(0, 2), p.pad_right = r.uniform(0, 2);
+    const int sh = p.dilation_h * (p.kernel_h - 1) + 1, sw = p.dilation_w * (p.kernel_w - 1) + 1;
+    if (d[1] + p.pad_top + p.pad_bottom < sh || d[2] + p.pad_left + p.pad_right < sw) return false;
+    const int oh = (d[1] + p.pad_top + p.pad_bottom - sh) / p.stride_h + 1;
+    const int ow = (d[2] + p.pad_left + p.pad_right - sw) / p.stride_w + 1;
+    p.in = place(r, &a->input, isa::Region::kInput, DType::kInt8, d, false);
+    p.out = place(r, &a->output, isa::Region::kOutput, DType::kInt8, {d[0], oh, ow, d[3]}, false);
+    p.shift = r.uniform(0, 30);
+    p.multiplier = 1 << p.shift;
+    acts(r, DType::kInt8, &p.act_min, &p.act_max);
+    ins->opcode = isa::Opcode::kPool;
+    ins->body = p;
+    return true;
+  });
+}
+
 TEST(OptOps, Eltwise) {
   check("eltwise", 12, [](Rng& r, isa::Instruction* ins, Arena* a) {
     isa::Eltwise e;

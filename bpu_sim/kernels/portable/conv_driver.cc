@@ -276,6 +276,10 @@ struct ConvPlan {
   // float_requant (kernels.h) proven exact for every channel: its constants.
   bool float_rq = false;
   std::vector<float> fhi, flo;
+  // RequantParams::hi32 proven for every channel: 32 - k and its constants.
+  bool hi32 = false;
+  int32_t hi32_srl = 32;
+  std::vector<int32_t> hi32_r, hi32_sh;
 };
 
 struct PlanKey {
@@ -349,6 +353,29 @@ void plan_float_requant(ConvPlan* p, const int8_t* w, int cout, int64_t k) {
     p->fhi[co] = f.hi, p->flo[co] = f.lo;
   }
   p->float_rq = true;
+}
+
+// RequantParams::hi32 for every output channel of weights w ([cout][k]
+// int8), before the VNNI compensation changes the bias: k = max(0, 33 -
+// min S); every S + k <= 62 and (|bias| + 128 * sum |w|) * M + 128 * Mr
+// < 2^(62 - k) (Mr with a residual).
+void plan_hi32(ConvPlan* p, const int8_t* w, int cout, int64_t k, bool residual) {
+  int smin = 63;
+  for (int co = 0; co < cout; ++co) smin = std::min<int>(smin, p->shift[co]);
+  const int sk = std::max(0, 33 - smin);
+  if (sk > 32) return;  // (a shift of 0: hi32_srl would be negative)
+  p->hi32_r.assign(p->mult.size(), 0);
+  p->hi32_sh.assign(p->mult.size(), 1);
+  for (int co = 0; co < cout; ++co) {
+    const int s = p->shift[co] + sk;
+    int128 v = std::llabs(int64_t{p->bias[co]});
+    for (int64_t i = 0; i < k; ++i) v += 128 * std::abs(int{w[co * k + i]});
+    v = v * p->mult[co] + (residual ? int128{128} * p->rmult[co] : 0);
+    if (s > 62 || v >= (int128{1} << (62 - sk))) return;
+    p->hi32_r[co] = int32_t{1} << (s - 33), p->hi32_sh[co] = s - 32;
+  }
+  p->hi32 = true;
+  p->hi32_srl = 32 - sk;
 }
 
 std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, const Memory& mem,
@@ -446,6 +473,7 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
 
   // Before the VNNI compensation below changes the bias.
   if (isa.float_gemm && !int32_out && !residual) plan_float_requant(&p, w, cout, k_per_co);
+  if (isa.fused64 && !int32_out) plan_hi32(&p, w, cout, k_per_co, residual);
 
   // GEMM weights: per group, per NR block: [tap][cin_pad/kg][NR][kg]. With
   // few input channels per group the taps are gathered per pixel (im2col)
@@ -1437,6 +1465,9 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
   if (!isa.float_gemm) rq.float_rq = false;
   if ((residual || !rq.shift_ge33) && !rq.float_rq && fusable64(isa, c, p, residual)) {
     rq.fused64 = true;
+    if (p.hi32)
+      rq.hi32 = true, rq.hi32_srl = p.hi32_srl, rq.hi32_r = p.hi32_r.data(),
+      rq.hi32_sh = p.hi32_sh.data();
     // (addresses as integers: the residual and the output may be different buffers)
     if (residual)
       rq.res_delta = static_cast<intptr_t>(reinterpret_cast<uintptr_t>(mem.ptr(c.residual)) -

@@ -10,6 +10,7 @@
 //   floor((v + 2^(S-1)) / 2^S) = ((v >> (S-1)) + 1) >> 1   for S >= 1.
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "bpu_sim/kernels/kernels.h"
@@ -413,35 +414,69 @@ int64_t for_taps(const isa::Pool& p, const Strided& in, int64_t n, int64_t oh, i
   return taps;
 }
 
+// The output columns [a, b) whose kernel_w taps all lie inside the image
+// (a contiguous range: both bounds are linear in ow).
+std::pair<int64_t, int64_t> interior_cols(const isa::Pool& p) {
+  auto inside = [&](int64_t ow) {
+    const int64_t iw = ow * p.stride_w - p.pad_left;
+    return iw >= 0 && iw + (p.kernel_w - 1) * p.dilation_w < p.in.dims[2];
+  };
+  int64_t a = 0, b = p.out.dims[2];
+  while (a < b && !inside(a)) ++a;
+  while (b > a && !inside(b - 1)) --b;
+  return {a, b};
+}
+
+// Max pooling of the npix output pixels from (n, oh, ow), whose taps are
+// those of pixel ow shifted by stride_w columns each (npix == 1, or all
+// inside the image horizontally): the ISA's rows, the scalar loop for the
+// channels they leave.
+struct MaxRun {
+  const isa::Pool& p;
+  Strided in, out;
+  const OpsIsa& ops;
+  int64_t lo, hi;
+  void operator()(int64_t n, int64_t oh, int64_t ow, int64_t npix) const {
+    constexpr int64_t kMaxTaps = 64;
+    const int8_t* rows[kMaxTaps];
+    auto keep = [&](const uint8_t* px, int64_t t) { rows[t] = reinterpret_cast<const int8_t*>(px); };
+    const int taps = static_cast<int>(for_taps(p, in, n, oh, ow, keep));
+    int8_t* op =
+        reinterpret_cast<int8_t*>(out.base + n * out.s[0] + oh * out.s[1] + ow * out.s[2]);
+    const int64_t C = p.out.dims[3], in_step = p.stride_w * in.s[2];
+    const int64_t done =
+        taps == 0 ? 0 : ops.max_s8(rows, taps, C, lo, hi, op, npix, in_step, out.s[2]);
+    for (int64_t q = 0; q < npix && done < C; ++q) {
+      for (int64_t c = done; c < C; ++c) {
+        int64_t v = 0;  // no tap inside the image: 0, as the reference
+        for (int t = 0; t < taps; ++t) {
+          const int8_t x = rows[t][q * in_step + c];
+          v = t == 0 || x > v ? x : v;
+        }
+        op[q * out.s[2] + c] = static_cast<int8_t>(v < lo ? lo : (v > hi ? hi : v));
+      }
+    }
+  }
+};
+
 // int8 -> int8 max pooling with M = 2^S (the identity) into channels of
-// stride 1: per output pixel the ISA's row takes the maximum of the taps'
-// channel runs and clamps it to [lo, hi]; the scalar loop does the rest.
-// Returns false (nothing written) where it does not apply.
+// stride 1: per output row, the pixels whose taps all lie inside the image
+// horizontally as one run of the ISA's row (no per-pixel tap setup), the
+// border pixels one at a time. Returns false (nothing written) where it
+// does not apply.
 bool max_pool_rows_s8(const isa::Pool& p, const Memory& mem, int64_t lo, int64_t hi,
                       const OpsIsa* ops) {
-  constexpr int64_t kMaxTaps = 64;
   const Strided in = strided(mem, p.in), out = strided(mem, p.out);
   if (ops == nullptr || ops->max_s8 == nullptr || in.s[3] != 1 || out.s[3] != 1 ||
-      int64_t{p.kernel_h} * p.kernel_w > kMaxTaps)
+      int64_t{p.kernel_h} * p.kernel_w > 64)
     return false;
-  const int64_t C = p.out.dims[3];
-  const int8_t* rows[kMaxTaps];
+  const MaxRun run{p, in, out, *ops, lo, hi};
+  const auto [a, b] = interior_cols(p);
   for (int64_t n = 0; n < p.out.dims[0]; ++n) {
     for (int64_t oh = 0; oh < p.out.dims[1]; ++oh) {
-      for (int64_t ow = 0; ow < p.out.dims[2]; ++ow) {
-        auto keep = [&](const uint8_t* px, int64_t t) {
-          rows[t] = reinterpret_cast<const int8_t*>(px);
-        };
-        const int taps = static_cast<int>(for_taps(p, in, n, oh, ow, keep));
-        int8_t* op = reinterpret_cast<int8_t*>(out.base + n * out.s[0] + oh * out.s[1] +
-                                               ow * out.s[2]);
-        const int64_t done = taps == 0 ? 0 : ops->max_s8(rows, taps, C, lo, hi, op);
-        for (int64_t c = done; c < C; ++c) {
-          int64_t v = 0;  // no tap inside the image: 0, as the reference
-          for (int t = 0; t < taps; ++t) v = t == 0 || rows[t][c] > v ? rows[t][c] : v;
-          op[c] = static_cast<int8_t>(v < lo ? lo : (v > hi ? hi : v));
-        }
-      }
+      for (int64_t ow = 0; ow < a; ++ow) run(n, oh, ow, 1);
+      if (a < b) run(n, oh, a, b - a);
+      for (int64_t ow = b; ow < p.out.dims[2]; ++ow) run(n, oh, ow, 1);
     }
   }
   return true;

@@ -127,23 +127,37 @@ __attribute__((always_inline)) inline __m512i rq32(__m512i acc, const RequantPar
     return rq_ge33(acc, q, co);
 }
 
-// RequantParams::fused64 for 16 channels from co: v = acc*M (+ R*Mr with
-// res, of which the first `valid` channels are read) in the 64-bit lanes of
-// the even and odd channels, (v + 2^(S-1)) >> S (vpsravq), the clamp in
-// 64 bits, the low halves merged by one vpermt2d.
-inline __m512i rq64(__m512i acc, const RequantParams& q, int co,
-                                                 const int8_t* res, int valid) {
-  const __m512i lo_halves = _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
+// v = acc*M (+ R*Mr with res, of which the first `valid` channels are
+// read) in the 64-bit lanes of the even (*e) and odd (*o) channels of the
+// 16 from co.
+__attribute__((always_inline)) inline void products64(__m512i acc, const RequantParams& q, int co,
+                                                      const int8_t* res, int valid, __m512i* e,
+                                                      __m512i* o) {
   const __m512i odd_down = _mm512_setr_epi32(1, 1, 3, 3, 5, 5, 7, 7, 9, 9, 11, 11, 13, 13, 15, 15);
-  const __m512i low32 = _mm512_set1_epi64(0xFFFFFFFF), one = _mm512_set1_epi64(1);
-  __m512i e = _mm512_mul_epi32(acc, ld16(q.mult + co));
-  __m512i o = _mm512_mul_epi32(_mm512_permutexvar_epi32(odd_down, acc), ld16(q.m_odd + co));
+  *e = _mm512_mul_epi32(acc, ld16(q.mult + co));
+  *o = _mm512_mul_epi32(_mm512_permutexvar_epi32(odd_down, acc), ld16(q.m_odd + co));
   if (res != nullptr) {
     const __m512i r = load_res16(res + co, valid);
-    e = _mm512_add_epi64(e, _mm512_mul_epi32(r, ld16(q.rmult + co)));
-    o = _mm512_add_epi64(
-        o, _mm512_mul_epi32(_mm512_permutexvar_epi32(odd_down, r), ld16(q.rm_odd + co)));
+    *e = _mm512_add_epi64(*e, _mm512_mul_epi32(r, ld16(q.rmult + co)));
+    *o = _mm512_add_epi64(
+        *o, _mm512_mul_epi32(_mm512_permutexvar_epi32(odd_down, r), ld16(q.rm_odd + co)));
   }
+}
+
+// The vpermt2d index of the low halves of two vectors of 64-bit lanes (a
+// function, not a namespace-scope constant: its dynamic initialization would
+// run AVX-512 code on every CPU).
+inline __m512i lo_halves() {
+  return _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
+}
+
+// RequantParams::fused64 for 16 channels from co: v (products64), (v +
+// 2^(S-1)) >> S (vpsravq), the clamp in 64 bits, the low halves merged by
+// one vpermt2d.
+inline __m512i rq64(__m512i acc, const RequantParams& q, int co, const int8_t* res, int valid) {
+  const __m512i low32 = _mm512_set1_epi64(0xFFFFFFFF), one = _mm512_set1_epi64(1);
+  __m512i e, o;
+  products64(acc, q, co, res, valid, &e, &o);
   const __m512i s = ld16(q.s32 + co);
   const __m512i se = _mm512_and_si512(s, low32), so = _mm512_srli_epi64(s, 32);
   const __m512i lo = _mm512_set1_epi64(q.lo), hi = _mm512_set1_epi64(q.hi);
@@ -163,7 +177,20 @@ inline __m512i rq64(__m512i acc, const RequantParams& q, int co,
     return _mm512_min_epi64(_mm512_max_epi64(_mm512_srav_epi64(v, sh), lo), hi);
 #endif
   };
-  return _mm512_permutex2var_epi32(round(e, se), lo_halves, round(o, so));
+  return _mm512_permutex2var_epi32(round(e, se), lo_halves(), round(o, so));
+}
+
+// RequantParams::hi32 for 16 channels from co: h = the low halves of
+// v >> (32 - k) (products64), then the S >= 33 form (h + 2^(S'-33)) >>
+// (S' - 32) in 32-bit lanes; the packs and the store's clamp saturate.
+inline __m512i rq_hi32(__m512i acc, const RequantParams& q, int co, const int8_t* res,
+                       int valid) {
+  __m512i e, o;
+  products64(acc, q, co, res, valid, &e, &o);
+  const __m128i n = _mm_cvtsi32_si128(q.hi32_srl);
+  const __m512i h =
+      _mm512_permutex2var_epi32(_mm512_srl_epi64(e, n), lo_halves(), _mm512_srl_epi64(o, n));
+  return srav16(_mm512_add_epi32(h, ld16(q.hi32_r + co)), ld16(q.hi32_sh + co));
 }
 
 // Two pixels per 64-byte result: per 128-bit lane L the packs give dwords
@@ -191,17 +218,21 @@ struct StoreQ {
     return reinterpret_cast<const int8_t*>(reinterpret_cast<uintptr_t>(out[m]) +
                                            static_cast<uintptr_t>(q.res_delta));
   }
-  // RequantParams::fused64 for two pixels (inside tile64 only).
+  // RequantParams::fused64 for two pixels (inside tile64 only), by
+  // rq_hi32 (kHi32) or rq64.
+  template <bool kHi32>
   __attribute__((always_inline)) void pair64(int m, int m1, __m512i a0, __m512i a1, __m512i b0,
                                              __m512i b1) const {
     // Residual bytes of channels [co, co + n) only (a partial block ends the region).
     const int v0 = n < 16 ? n : 16, v1 = n < 16 ? 0 : (n < 32 ? n - 16 : 16);
+    auto rq = [&](__m512i acc, int c, const int8_t* r, int valid) __attribute__((always_inline)) {
+      return kHi32 ? rq_hi32(acc, q, c, r, valid) : rq64(acc, q, c, r, valid);
+    };
     const int8_t* ra = res(m);
-    const __m512i pa = _mm512_packs_epi32(rq64(a0, q, co, ra, v0), rq64(a1, q, co + 16, ra, v1));
+    const __m512i pa = _mm512_packs_epi32(rq(a0, co, ra, v0), rq(a1, co + 16, ra, v1));
     const int8_t* rb = res(m1);
-    const __m512i pb = m1 == m ? pa
-                               : _mm512_packs_epi32(rq64(b0, q, co, rb, v0),
-                                                    rq64(b1, q, co + 16, rb, v1));
+    const __m512i pb =
+        m1 == m ? pa : _mm512_packs_epi32(rq(b0, co, rb, v0), rq(b1, co + 16, rb, v1));
     store(m, m1, pa, pb);
   }
   // RequantParams::fused64 for a tile of mr pixels, t[2m] and t[2m + 1] the
@@ -216,18 +247,31 @@ struct StoreQ {
   __attribute__((noinline)) void tile64(const __m512i* t, int mr) const {
     for (int m = 0; m < mr; m += 2) {
       const int m1 = m + 1 < mr ? m + 1 : m;
-      pair64(m, m1, t[2 * m], t[2 * m + 1], t[2 * m1], t[2 * m1 + 1]);
+      if (q.hi32)
+        pair64<true>(m, m1, t[2 * m], t[2 * m + 1], t[2 * m1], t[2 * m1 + 1]);
+      else
+        pair64<false>(m, m1, t[2 * m], t[2 * m + 1], t[2 * m1], t[2 * m1 + 1]);
     }
   }
-  // No residual: every S >= 33, or float_requant (kFloat).
-  template <bool kFloat>
+  // In registers: kKind 0 every S >= 33, 1 float_requant (no residual), 2
+  // RequantParams::hi32 (with or without residual).
+  template <int kKind>
   __attribute__((always_inline)) void pair(int m, int m1, __m512i a0, __m512i a1, __m512i b0,
                                           __m512i b1) const {
-    const __m512i pa =
-        _mm512_packs_epi32(rq32<kFloat>(a0, q, co, f0), rq32<kFloat>(a1, q, co + 16, f1));
-    const __m512i pb = m1 == m ? pa
-                               : _mm512_packs_epi32(rq32<kFloat>(b0, q, co, f0),
-                                                    rq32<kFloat>(b1, q, co + 16, f1));
+    const int v0 = n < 16 ? n : 16, v1 = n < 16 ? 0 : (n < 32 ? n - 16 : 16);
+    auto rq = [&](__m512i acc, int c, FloatRq f, const int8_t* r, int valid)
+                  __attribute__((always_inline)) {
+                    if constexpr (kKind == 2)
+                      return rq_hi32(acc, q, c, r, valid);
+                    else
+                      return rq32<kKind == 1>(acc, q, c, f);
+                  };
+    const int8_t* ra = kKind == 2 ? res(m) : nullptr;
+    const __m512i pa = _mm512_packs_epi32(rq(a0, co, f0, ra, v0), rq(a1, co + 16, f1, ra, v1));
+    const int8_t* rb = kKind == 2 ? res(m1) : nullptr;
+    const __m512i pb =
+        m1 == m ? pa
+                : _mm512_packs_epi32(rq(b0, co, f0, rb, v0), rq(b1, co + 16, f1, rb, v1));
     store(m, m1, pa, pb);
   }
   __attribute__((always_inline)) void store(int m, int m1, __m512i pa, __m512i pb) const {
@@ -277,7 +321,7 @@ inline void gemm_tile(const GemmArgs& a, std::integer_sequence<int, M...>) {
       (mac(M), ...);
     }
   }
-  if (kFused && a.rq->fused64) {  // the accumulators through memory, one call per tile
+  if (kFused && a.rq->fused64 && !a.rq->hi32) {  // the accumulators through memory, one call per tile
     alignas(64) __m512i t[2 * MR];
     auto keep = [&](int m) { t[2 * m] = acc0[m], t[2 * m + 1] = acc1[m]; };
     (keep(M), ...);
@@ -294,10 +338,12 @@ inline void gemm_tile(const GemmArgs& a, std::integer_sequence<int, M...>) {
       };
       (pair(M), ...);
     };
-    if (a.rq->float_rq)
-      pairs(std::true_type{});
+    if (a.rq->fused64)
+      pairs(std::integral_constant<int, 2>{});
+    else if (a.rq->float_rq)
+      pairs(std::integral_constant<int, 1>{});
     else
-      pairs(std::false_type{});
+      pairs(std::integral_constant<int, 0>{});
     return;
   }
   int32_t* out = a.acc;  // (stores through it could alias a's fields)
@@ -354,9 +400,9 @@ void gemv_k4_vnni(const GemmArgs& a) {
   }
   if (kFused) {
     if (a.rq->float_rq)
-      StoreQ(a).pair<true>(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
+      StoreQ(a).pair<1>(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
     else
-      StoreQ(a).pair<false>(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
+      StoreQ(a).pair<0>(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
     return;
   }
   _mm512_storeu_si512(a.acc, sum[0][0]);

@@ -118,18 +118,21 @@ int64_t lut_row_avx2(const int8_t* in, int8_t* out, int64_t n, const int8_t* tab
 }
 
 int64_t max_row_avx2(const int8_t* const* rows, int taps, int64_t n, int64_t lo, int64_t hi,
-                     int8_t* out) {
+                     int8_t* out, int64_t npix, int64_t in_step, int64_t out_step) {
   const __m256i vlo = _mm256_set1_epi8(static_cast<char>(lo)),
                 vhi = _mm256_set1_epi8(static_cast<char>(hi));
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[0] + i));
-    for (int t = 1; t < taps; ++t)
-      m = _mm256_max_epi8(m, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[t] + i)));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
-                        _mm256_min_epi8(_mm256_max_epi8(m, vlo), vhi));
+  auto ld = [](const int8_t* q) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)); };
+  const int64_t n32 = n / 32 * 32;
+  for (int64_t p = 0; p < npix; ++p, out += out_step) {
+    const int64_t off = p * in_step;
+    for (int64_t i = 0; i < n32; i += 32) {
+      __m256i m = ld(rows[0] + off + i);
+      for (int t = 1; t < taps; ++t) m = _mm256_max_epi8(m, ld(rows[t] + off + i));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                          _mm256_min_epi8(_mm256_max_epi8(m, vlo), vhi));
+    }
   }
-  return i;
+  return n32;
 }
 
 int64_t sum_row_avx2(const int8_t* const* rows, int nrows, int64_t ntaps, int64_t step,

@@ -159,16 +159,20 @@ int64_t lut_row_vbmi(const int8_t* in, int8_t* out, int64_t n, const int8_t* tab
   return i;
 }
 
-// Max of int8 rows (max pooling), 64 bytes per store, the last 1-63 masked.
+// Max of int8 rows (max pooling) for a run of npix pixels, 64 bytes per
+// store, the last 1-63 masked.
 int64_t max_row_avx512(const int8_t* const* rows, int taps, int64_t n, int64_t lo, int64_t hi,
-                       int8_t* out) {
+                       int8_t* out, int64_t npix, int64_t in_step, int64_t out_step) {
   const __m512i vlo = _mm512_set1_epi8(static_cast<char>(lo)),
                 vhi = _mm512_set1_epi8(static_cast<char>(hi));
-  for (int64_t i = 0; i < n; i += 64) {
-    const __mmask64 m = n - i >= 64 ? ~uint64_t{0} : ~uint64_t{0} >> (64 - (n - i));
-    __m512i v = load_prefix(m, rows[0] + i);
-    for (int t = 1; t < taps; ++t) v = _mm512_max_epi8(v, load_prefix(m, rows[t] + i));
-    store_prefix(out + i, m, _mm512_min_epi8(_mm512_max_epi8(v, vlo), vhi));
+  for (int64_t p = 0; p < npix; ++p, out += out_step) {
+    const int64_t off = p * in_step;
+    for (int64_t i = 0; i < n; i += 64) {
+      const __mmask64 m = n - i >= 64 ? ~uint64_t{0} : ~uint64_t{0} >> (64 - (n - i));
+      __m512i v = load_prefix(m, rows[0] + off + i);
+      for (int t = 1; t < taps; ++t) v = _mm512_max_epi8(v, load_prefix(m, rows[t] + off + i));
+      store_prefix(out + i, m, _mm512_min_epi8(_mm512_max_epi8(v, vlo), vhi));
+    }
   }
   return n;
 }
