@@ -57,7 +57,7 @@ double model_macs(const CompiledModel& cm);
 // Mean cosine similarity of the model outputs, float graph vs a compiled
 // model, over the first n samples. The float outputs are computed once.
 // Samples the default/mix scoring uses (one is noisy).
-constexpr size_t kScoringSamples = 8;
+constexpr size_t kScoringSamples = 16;
 // A score gain below this is noise of the few scoring samples, not a better
 // choice (accepting it overfits the calibration set): the per-value
 // threshold search and the cross-layer equalization candidate need more.

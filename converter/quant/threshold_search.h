@@ -36,7 +36,7 @@ bool threshold_search_applies(const std::string& calibration_type, bool all_int1
 // alternative would exceed kDefaultSearchBudgetMacs (a small model gets the
 // full pass, a large one the first values in program order, or none); mix
 // has no budget.
-constexpr double kDefaultSearchBudgetMacs = 64e9;
+constexpr double kDefaultSearchBudgetMacs = 128e9;
 double threshold_search_budget(const std::string& calibration_type);
 
 // Alternatives per value: the thresholds of `methods` (deduplicated, those
