@@ -934,7 +934,12 @@ TEST(LoaderReject, LayerRecordFields) {
       {"no scale", [&](Edit& e) { record(e).quant->scales.clear(); }, bad, "needs SCALE quantization"},
       {"2 scales for 3 channels", [&](Edit& e) { record(e).quant->scales = {1, 2}; }, bad, "needs SCALE quantization"},
       {"no quantization", [&](Edit& e) { record(e).quant.reset(); }, bad, "needs SCALE quantization"},
+      {"2 zero points for 1 scale", [&](Edit& e) { record(e).quant->zero_points = {3, 4}; }, bad,
+       "zero point count differs from scale count"},
   });
+  Edit e(tiny());
+  record(e).quant->zero_points = {-128};  // an asymmetric value's record
+  EXPECT_TRUE(Loads(e.finish()));
 }
 
 // ISA version 2 is a program for a newer BPU instruction set: a newer
