@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/core/tensor.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -204,10 +206,124 @@ void store_from_double(int32_t t, double v, uint8_t* p) {
   }
 }
 
+namespace {
+
+// One axis of a same-shape copy: its length and byte strides on both sides.
+struct CopyAxis {
+  int64_t n, ss, ds;
+};
+
+// The axes of a copy between views of equal dims: dims of 1 dropped, the
+// rest ordered by the destination's strides (outermost first; the same
+// permutation on both sides, so every element still lands where it
+// belongs) and neighbours merged where both sides are contiguous across
+// them. Two entries at least (rows, then elements of a row).
+std::vector<CopyAxis> copy_axes(const LogicalView& src, const LogicalView& dst, int64_t es) {
+  std::vector<CopyAxis> a;
+  for (size_t k = 0; k < src.dims.size(); ++k)
+    if (src.dims[k] != 1) a.push_back({src.dims[k], src.strides[k], dst.strides[k]});
+  std::stable_sort(a.begin(), a.end(), [](const CopyAxis& x, const CopyAxis& y) {
+    return std::llabs(x.ds) > std::llabs(y.ds);
+  });
+  std::vector<CopyAxis> m;
+  for (const CopyAxis& x : a) {
+    if (!m.empty() && m.back().ss == x.ss * x.n && m.back().ds == x.ds * x.n)
+      m.back() = {m.back().n * x.n, x.ss, x.ds};
+    else
+      m.push_back(x);
+  }
+  while (m.size() < 2) m.insert(m.begin(), CopyAxis{1, es, es});
+  return m;
+}
+
+// Byte span [lo, hi) a view covers from its data pointer.
+void view_span(const std::vector<CopyAxis>& a, bool dst_side, int64_t es, int64_t* lo, int64_t* hi) {
+  *lo = 0, *hi = es;
+  for (const CopyAxis& x : a) {
+    const int64_t step = (dst_side ? x.ds : x.ss) * (x.n - 1);
+    if (step < 0) *lo += step; else *hi += step;
+  }
+}
+
+using RowsFn = void (*)(const uint8_t*, uint8_t*, const CopyAxis&, const CopyAxis&);
+
+// Rows whose elements are contiguous on both sides, B bytes each.
+template <size_t B>
+void rows_fixed(const uint8_t* s, uint8_t* d, const CopyAxis& row, const CopyAxis&) {
+  for (int64_t r = 0; r < row.n; ++r) std::memcpy(d + r * row.ds, s + r * row.ss, B);
+}
+
+// Rows of strided elements of E bytes (a row contiguous on both sides: one memcpy).
+template <size_t E>
+void rows_strided(const uint8_t* s, uint8_t* d, const CopyAxis& row, const CopyAxis& col) {
+  const bool dense = col.ss == static_cast<int64_t>(E) && col.ds == static_cast<int64_t>(E);
+  for (int64_t r = 0; r < row.n; ++r) {
+    const uint8_t* sp = s + r * row.ss;
+    uint8_t* dp = d + r * row.ds;
+    if (dense) {
+      std::memcpy(dp, sp, static_cast<size_t>(col.n) * E);
+      continue;
+    }
+    for (int64_t j = 0; j < col.n; ++j) std::memcpy(dp + j * col.ds, sp + j * col.ss, E);
+  }
+}
+
+RowsFn rows_fn(const CopyAxis& col, int64_t es) {
+  static constexpr RowsFn kFixed[] = {nullptr,        rows_fixed<1>,  rows_fixed<2>,  rows_fixed<3>,
+                                      rows_fixed<4>,  rows_fixed<5>,  rows_fixed<6>,  rows_fixed<7>,
+                                      rows_fixed<8>,  rows_fixed<9>,  rows_fixed<10>, rows_fixed<11>,
+                                      rows_fixed<12>, rows_fixed<13>, rows_fixed<14>, rows_fixed<15>,
+                                      rows_fixed<16>};
+  const int64_t bytes = col.n * es;
+  if (col.ss == es && col.ds == es && bytes <= 16) return kFixed[bytes];
+  switch (es) {
+    case 1: return rows_strided<1>;
+    case 2: return rows_strided<2>;
+    case 4: return rows_strided<4>;
+    case 8: return rows_strided<8>;
+    default: return nullptr;
+  }
+}
+
+// The copy of views with equal dims and data types, in rows along the
+// destination's order; false (nothing written) where it does not apply:
+// a destination stride of 0 or overlapping buffers, where the order of the
+// element-wise copy decides the result.
+bool copy_same_shape(const LogicalView& src, const uint8_t* src_data, const LogicalView& dst,
+                     uint8_t* dst_data) {
+  if (src.data_type != dst.data_type || src.dims != dst.dims) return false;
+  const int64_t es = element_size(src.data_type);
+  const std::vector<CopyAxis> a = copy_axes(src, dst, es);
+  int64_t slo = 0, shi = 0, dlo = 0, dhi = 0;
+  view_span(a, false, es, &slo, &shi);
+  view_span(a, true, es, &dlo, &dhi);
+  for (const CopyAxis& x : a)
+    if (x.n > 1 && x.ds == 0) return false;
+  if (src_data + slo < dst_data + dhi && dst_data + dlo < src_data + shi) return false;
+  const RowsFn fn = rows_fn(a.back(), es);
+  if (fn == nullptr) return false;
+  const size_t outer = a.size() - 2;
+  std::vector<int64_t> idx(outer, 0);
+  int64_t so = 0, doff = 0;
+  for (;;) {
+    fn(src_data + so, dst_data + doff, a[outer], a[outer + 1]);
+    size_t k = outer;
+    for (; k-- > 0;) {
+      so += a[k].ss, doff += a[k].ds;
+      if (++idx[k] < a[k].n) break;
+      so -= a[k].ss * a[k].n, doff -= a[k].ds * a[k].n, idx[k] = 0;
+    }
+    if (k == static_cast<size_t>(-1)) return true;
+  }
+}
+
+}  // namespace
+
 void copy_elements(const LogicalView& src, const uint8_t* src_data, const LogicalView& dst,
                    uint8_t* dst_data) {
   const int64_t n = src.elements();
   if (n == 0 || n != dst.elements()) return;
+  if (copy_same_shape(src, src_data, dst, dst_data)) return;
   const int ss = element_size(src.data_type), ds = element_size(dst.data_type);
   const bool same_type = src.data_type == dst.data_type;
   std::vector<int64_t> si(src.dims.size(), 0), di(dst.dims.size(), 0);

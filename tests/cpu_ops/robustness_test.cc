@@ -233,6 +233,71 @@ TEST(CpuOpsViews, ComputeKernelsStageNonDenseTensors) {
   EXPECT_EQ(out.bytes[(5 * 4) * 4], 0x7f);  // W padding (w index 5) untouched
 }
 
+// copy_elements between views of equal dims copies in rows along the
+// destination's order: every element must still land where the logical
+// element-wise walk puts it (padded and permuted strides, rows of 1-16
+// bytes, element sizes 1-8); overlapping views keep the element-wise walk.
+int64_t view_offset(const LogicalView& v, int64_t e) {
+  int64_t off = 0;
+  for (size_t k = v.dims.size(); k-- > 0;) {
+    off += (e % v.dims[k]) * v.strides[k];
+    e /= v.dims[k];
+  }
+  return off;
+}
+
+LogicalView padded_view(const std::vector<int64_t>& dims, const std::vector<int>& order,
+                        const std::vector<int64_t>& pad, int32_t type) {
+  LogicalView v;
+  v.dims = dims, v.data_type = type, v.strides.assign(dims.size(), 0);
+  int64_t s = element_size(type);
+  for (size_t i = order.size(); i-- > 0;) {  // order: outermost first
+    v.strides[static_cast<size_t>(order[i])] = s;
+    s *= dims[static_cast<size_t>(order[i])] + pad[i];
+  }
+  return v;
+}
+
+void expect_copy_matches_walk(const LogicalView& src, const LogicalView& dst, size_t bytes) {
+  std::mt19937 rng(7);
+  std::vector<uint8_t> a(bytes), b(bytes, 0xA5), want(bytes, 0xA5);
+  for (uint8_t& x : a) x = static_cast<uint8_t>(rng());
+  const int es = element_size(src.data_type);
+  for (int64_t e = 0; e < src.elements(); ++e)
+    std::memcpy(want.data() + view_offset(dst, e), a.data() + view_offset(src, e), static_cast<size_t>(es));
+  copy_elements(src, a.data(), dst, b.data());
+  EXPECT_EQ(b, want);
+}
+
+TEST(CpuOpsViews, CopyElementsInRowsEqualsTheElementWalk) {
+  const std::vector<int64_t> dims = {1, 3, 5, 7};  // N,C,H,W
+  for (int32_t type : {kS8, kS16, kF32, kF64})
+    for (const std::vector<int>& order : {std::vector<int>{0, 2, 3, 1}, {0, 1, 2, 3}, {0, 3, 1, 2}})
+      for (const std::vector<int64_t>& pad : {std::vector<int64_t>{0, 0, 0, 0}, {0, 1, 0, 5}, {0, 0, 2, 0}}) {
+        SCOPED_TRACE(std::to_string(type) + " order " + std::to_string(order[3]) + " pad " + std::to_string(pad[3]));
+        const LogicalView src = padded_view(dims, {0, 1, 2, 3}, {0, 0, 0, 0}, type);
+        const LogicalView dst = padded_view(dims, order, pad, type);
+        expect_copy_matches_walk(src, dst, 8 * 4 * 8 * 12 * 8);
+        expect_copy_matches_walk(dst, src, 8 * 4 * 8 * 12 * 8);
+      }
+  // The NHWC model input of 3 channels padded to 8: rows of 3 bytes.
+  const LogicalView tight = padded_view({1, 3, 4, 6}, {0, 2, 3, 1}, {0, 0, 0, 0}, kS8);
+  const LogicalView aligned = padded_view({1, 3, 4, 6}, {0, 2, 3, 1}, {0, 0, 0, 5}, kS8);
+  expect_copy_matches_walk(tight, aligned, 4 * 6 * 8);
+}
+
+TEST(CpuOpsViews, CopyElementsOverlappingViewsWalkElementWise) {
+  // dst = src shifted by one element: the walk's order decides the result.
+  LogicalView v;
+  v.dims = {16}, v.strides = {1}, v.data_type = kS8;
+  std::vector<uint8_t> buf(17), want(17);
+  for (int i = 0; i < 17; ++i) buf[static_cast<size_t>(i)] = static_cast<uint8_t>(i);
+  want = buf;
+  for (int i = 0; i < 16; ++i) want[static_cast<size_t>(i) + 1] = want[static_cast<size_t>(i)];
+  copy_elements(v, buf.data(), v, buf.data() + 1);
+  EXPECT_EQ(buf, want);
+}
+
 // --- absent optional inputs ----------------------------------------------------
 
 // Callers may pass a default-constructed TensorDesc (and a null data
