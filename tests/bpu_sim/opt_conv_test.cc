@@ -40,14 +40,19 @@ const std::vector<int> kChannels = {1,  2,  3,  4,  5,  7,  8,  9,  12, 15, 16, 
 
 // A random valid conv/deconv instruction with its arena; false if the
 // validator rejects the draw (the caller draws again).
-bool make_case(Rng& r, bool deconv, Case* out) {
+bool make_case(Rng& r, bool deconv, Case* out, bool stem = false) {
   isa::Conv c;
   int n = r.chance(0.2) ? 2 : 1;
   int cin, cout, groups = 1, kh, kw;
   int ih = r.uniform(1, 12), iw = r.uniform(1, 12);
-  const int kind = r.uniform(0, 9);
+  const int kind = stem ? -1 : r.uniform(0, 9);
   std::string what;
-  if (kind <= 3) {  // dense
+  if (stem) {  // image-input stems (7x7 s2 of 3 channels): ConvPlan::columns
+    ih = r.uniform(7, 40), iw = r.uniform(7, 40);
+    cin = r.pick<int>({1, 3, 3}), cout = r.pick<int>({32, 64, 64, 128});
+    kh = r.pick<int>({5, 7}), kw = r.chance(0.8) ? kh : r.uniform(2, 7);
+    what = "stem";
+  } else if (kind <= 3) {  // dense
     cin = r.pick(kChannels), cout = r.pick(kChannels);
     kh = r.pick<int>({1, 1, 2, 3, 3, 5}), kw = r.chance(0.8) ? kh : r.uniform(1, 4);
     what = "dense";
@@ -82,6 +87,7 @@ bool make_case(Rng& r, bool deconv, Case* out) {
   c.stride_h = r.pick<int>({1, 1, 2, 3}), c.stride_w = r.chance(0.8) ? c.stride_h : r.uniform(1, 3);
   c.dilation_h = r.chance(0.8) ? 1 : 2,
   c.dilation_w = r.chance(0.8) ? c.dilation_h : r.uniform(1, 2);
+  if (stem) c.dilation_h = c.dilation_w = 1, c.stride_w = c.stride_h;
   auto pad = [&](int k) { return r.chance(0.3) ? 0 : r.uniform(0, k); };
   c.pad_top = pad(kh), c.pad_bottom = pad(kh), c.pad_left = pad(kw), c.pad_right = pad(kw);
   int oh, ow;
@@ -203,14 +209,14 @@ int case_count() {
 #endif
 }
 
-void run_cases(uint32_t seed, bool deconv, int count) {
+void run_cases(uint32_t seed, bool deconv, int count, bool stem = false) {
   Rng r(seed);
   const auto tables = optimized_tables();
   ASSERT_FALSE(tables.empty());
   int done = 0;
   while (done < count) {
     Case cs;
-    if (!make_case(r, deconv, &cs)) continue;
+    if (!make_case(r, deconv, &cs, stem)) continue;
     ++done;
     for (const KernelTable* t : tables) {
       set_sim_threads(done % 4 == 0 ? 2 : 1);
@@ -223,6 +229,8 @@ void run_cases(uint32_t seed, bool deconv, int count) {
 TEST(OptConv, RandomConvMatchesReferenceOnEveryPath) { run_cases(1234, false, case_count()); }
 
 TEST(OptConv, RandomDeconvMatchesReferenceOnEveryPath) { run_cases(99, true, case_count() / 4); }
+
+TEST(OptConv, ImageStemsMatchReferenceOnEveryPath) { run_cases(4242, false, 120, true); }
 
 // Depthwise 1x1 over dense maps (the per-channel scale after an image
 // input: the flat path), in place or not, pixel strides with padding.

@@ -258,6 +258,7 @@ struct ConvPlan {
   bool depthwise = false;
   bool im2col = false;  // gemm over one tap of K = taps * cin_g (few input channels)
   bool rowtap = false;  // groups == 1: a tap is a kernel row of K = kernel_w * cin
+  bool columns = false;  // row taps as one tap of K = kw * kh * cin, [kw][kh][ci] (GemmRun)
   int cin_g = 0, cout_g = 0, taps = 0, cin_pad = 0, nblk = 0;  // gemm geometry per group
   size_t block_bytes = 0;                                      // one packed NR block
   int c_full = 0;                                              // depthwise vector channels
@@ -378,6 +379,14 @@ void plan_hi32(ConvPlan* p, const int8_t* w, int cout, int64_t k, bool residual)
   p->hi32_srl = 32 - sk;
 }
 
+// ConvPlan::columns: the weight index ([kh][kw][ci]) of K position k
+// ([kw][kh][ci]).
+int64_t column_index(const isa::Conv& c, int64_t k) {
+  const int64_t cin = c.in.dims[3], kh = c.kernel_h;
+  const int64_t ci = k % cin, h = k / cin % kh, w = k / cin / kh;
+  return (h * c.kernel_w + w) * cin + ci;
+}
+
 std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, const Memory& mem,
                                      bool int32_out, bool residual, bool depthwise,
                                      bool transposed) {
@@ -489,6 +498,19 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
     p.rowtap = true;
     p.cin_g = c.kernel_w * p.cin_g;
     p.taps = c.kernel_h;
+    // Short kernel rows (image inputs): padding each one to kpad wastes much
+    // of K; one tap over the kernel's columns of all its rows does not, but
+    // costs a copy of about sw * kh * cin bytes per output pixel: taken when
+    // it saves 20 multiply-adds per byte (ResNet18's 7x7 s2 of 3 channels:
+    // 30, 5 % faster; MobileNetV2's 3x3 s2 stem: 14, 10 % slower).
+    const int64_t saved = (p.taps * round_up(p.cin_g, isa.kpad) - round_up(k_per_co, isa.kpad)) *
+                          int64_t{cout};
+    if (p.cin_g < 32 && p.taps > 1 && c.dilation_h == 1 &&
+        saved >= 20 * int64_t{c.stride_w} * c.kernel_h * cin) {
+      p.columns = true;
+      p.cin_g = static_cast<int>(k_per_co);
+      p.taps = 1;
+    }
   } else if (p.taps > 1 && p.cin_g < 16) {
     p.im2col = true;
     p.cin_g = p.taps * p.cin_g;
@@ -511,7 +533,7 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
         int32_t sum = 0;
         for (int t = 0; t < p.taps; ++t) {
           for (int ci = 0; ci < p.cin_g; ++ci) {
-            const int8_t v = wc[t * p.cin_g + ci];
+            const int8_t v = wc[p.columns ? column_index(c, ci) : t * p.cin_g + ci];
             sum += v;
             p.has_m128 |= v == -128;
             const size_t e = (static_cast<size_t>(t) * (p.cin_pad / kg) + ci / kg) * nr * kg +
@@ -1077,6 +1099,9 @@ struct GemmRun {
   // [px0, px0 + npx), and the rows per image of the band's coordinates.
   void band_rows(int64_t px0, int64_t npx, int64_t* lo, int64_t* hi, int64_t* per_img) const;
   void copy_band(int grp, int64_t lo, int64_t hi, uint8_t* dst) const;
+  void build_columns(int64_t px0, int64_t npx, const uint8_t* bandp, int64_t lo,
+                     uint8_t* col) const;
+  void column_row(const uint8_t* b, const uint8_t* prev, uint8_t* d) const;
   void fill_pad(uint8_t* dst, int64_t elements) const;
   void copy_pixels(const int8_t* s, int64_t count, int64_t n_in, uint8_t* o) const;
   void copy_pixels_small(const int8_t* s, int64_t count, int64_t n_in, uint8_t* o) const;
@@ -1215,6 +1240,54 @@ void GemmRun::copy_band(int grp, int64_t lo, int64_t hi, uint8_t* dst) const {
   }
 }
 
+// ConvPlan::columns: for each output row of pixels [px0, px0 + npx), a
+// row of wp columns, column x holding the kernel's kh band rows at x
+// ([kh][cin], kh * cs values): pixel ow's K values start at column ow * sw.
+void GemmRun::build_columns(int64_t px0, int64_t npx, const uint8_t* bandp, int64_t lo,
+                            uint8_t* col) const {
+  const int64_t r0 = px0 / g.ow, r1 = (px0 + npx - 1) / g.ow;
+  const int64_t band_row = wp * cs * es, col_row = wp * g.kh * cs * es;
+  for (int64_t r = r0; r <= r1; ++r) {
+    const int64_t n = r / g.oh, oh = r % g.oh;
+    const uint8_t* b = bandp + (n * hp + oh * g.sh - lo) * band_row;
+    const bool shift = r > r0 && oh > 0 && g.sh < g.kh;  // the previous row shares kh - sh rows
+    column_row(b, shift ? col + (r - 1 - r0) * col_row : nullptr, col + (r - r0) * col_row);
+  }
+}
+
+// One row of columns from the band rows at b (kh rows apart), or from prev
+// (the output row above: its columns without their first sh rows) and the
+// last sh band rows. Fixed-size copies where they fit; each one's excess is
+// overwritten by the next (the row's last by the next row; 64 bytes slack).
+void GemmRun::column_row(const uint8_t* b, const uint8_t* prev, uint8_t* d) const {
+  const int64_t px = cs * es, band_row = wp * px, colw = g.kh * px;
+  if (prev != nullptr) {
+    const int64_t keep = (g.kh - g.sh) * px, fresh = g.sh * px;
+    const uint8_t* nb = b + (g.kh - g.sh) * band_row;
+    const bool fast = keep <= 16 && px <= 8;  // (bytes past keep: the fresh ones)
+    for (int64_t x = 0; x < wp; ++x, d += colw, prev += colw) {
+      const uint8_t* p0 = prev + fresh;
+      if (fast) {
+        std::memcpy(d, p0, 16);
+        for (int k = 0; k < g.sh; ++k) std::memcpy(d + keep + k * px, nb + k * band_row + x * px, 8);
+      } else {
+        std::memcpy(d, p0, static_cast<size_t>(keep));
+        for (int k = 0; k < g.sh; ++k)
+          std::memcpy(d + keep + k * px, nb + k * band_row + x * px, static_cast<size_t>(px));
+      }
+    }
+    return;
+  }
+  for (int64_t x = 0; x < wp; ++x, d += colw) {
+    for (int k = 0; k < g.kh; ++k) {
+      if (px <= 4)
+        std::memcpy(d + k * px, b + k * band_row + x * px, 4);
+      else
+        std::memcpy(d + k * px, b + k * band_row + x * px, static_cast<size_t>(px));
+    }
+  }
+}
+
 // Row pointers [tile][tap][m] (and output pointers) of count pixels from px0.
 void GemmRun::make_rows(int grp, int64_t px0, int64_t count, const uint8_t* bandp, int64_t lo,
                         const void** rows, int8_t** outp, uint8_t* col) const {
@@ -1310,6 +1383,9 @@ void GemmRun::make_rows(int grp, int64_t px0, int64_t count, const uint8_t* band
       fill_bytes(row + static_cast<int64_t>(p.cin_g) * es, es == 2 ? 0 : zero_byte,
                  static_cast<size_t>(p.cin_pad - p.cin_g) * es);
       tr[0] = row;
+    } else if (band == Band::kRowTap && p.columns) {
+      const int64_t orow = (pn * g.oh + poh) - px0 / g.ow;
+      tr[0] = col + (orow * wp + pow_ * g.sw) * g.kh * pix_bytes;
     } else if (band == Band::kRowTap) {
       const uint8_t* base = bandp + ((pn * hp + poh * g.sh - lo) * wp + pow_ * g.sw) * pix_bytes;
       for (int kh = 0; kh < g.kh; ++kh)
@@ -1401,13 +1477,14 @@ void GemmRun::task(int ti) const {
   const void** rows = grow(tw.rows, needs.rows);
   int8_t** outp = fused ? grow(tw.outp, needs.outp) : nullptr;
   int32_t* acc = fused ? nullptr : reinterpret_cast<int32_t*>(tw.acc.get(needs.acc_bytes));
-  uint8_t* col = band == Band::kIm2col ? tw.col.get(needs.col_bytes) : nullptr;
+  uint8_t* col = band == Band::kIm2col || p.columns ? tw.col.get(needs.col_bytes) : nullptr;
   int64_t lo = 0, hi = 0, per_img = 0;
   uint8_t* bandp = nullptr;
   if (band == Band::kRowTap || band == Band::kTaps) {
     band_rows(px0, npx, &lo, &hi, &per_img);
     bandp = tw.ring.get(needs.ring_bytes);
     copy_band(grp, lo, hi, bandp);
+    if (p.columns) build_columns(px0, npx, bandp, lo, col);
   }
   make_rows(grp, px0, (t1 - t0) * mr, bandp, lo, rows, outp, col);
   for (int b = b0; b < b1; ++b) {
@@ -1520,7 +1597,8 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
   // chunk, so the chunk's input (and the im2col rows) should stay in L2 and
   // its accumulators too; large chunks stream big weight sets fewer times.
   const int64_t px_in_bytes =
-      p.im2col ? static_cast<int64_t>(p.cin_pad) * es
+      p.im2col    ? static_cast<int64_t>(p.cin_pad) * es
+      : p.columns ? static_cast<int64_t>(g.kh) * r.cs * es * g.sw
                : std::max<int64_t>(1, r.cs * es * std::min<int64_t>(4, int64_t{g.sh} * g.sw));
   const int64_t px_acc_bytes = fused ? 1 : static_cast<int64_t>(p.nblk) * nr * 4;
   const int64_t chunk_px =
@@ -1544,6 +1622,9 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
   r.needs.outp = fused ? static_cast<size_t>(chunk_px_all) : 0;
   r.needs.acc_bytes = fused ? 0 : static_cast<size_t>(chunk_px_all) * max_acc_stride * 4 + 64;
   r.needs.col_bytes = p.im2col ? static_cast<size_t>(chunk_px_all) * p.cin_pad * es + 64 : 0;
+  if (p.columns)  // a chunk's output rows (at most one partial row at each end)
+    r.needs.col_bytes = static_cast<size_t>(((chunk_px_all + g.ow - 1) / g.ow + 1) * r.wp *
+                                            g.kh * r.cs * es + (p.cin_pad + 64) * es);
   if (r.band == Band::kRowTap || r.band == Band::kTaps) {
     // The largest band: a chunk's output rows (at most one partial row at
     // each end) and the kernel's reach, plus the over-read of a tap.
