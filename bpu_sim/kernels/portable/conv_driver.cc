@@ -14,6 +14,9 @@
 //                row taps  groups == 1, kernel_w > 1, dilation_w == 1: a
 //                          zero-padded [N][Hp][Wp][Cin] copy; a tap is a whole
 //                          kernel row (kernel_w * Cin contiguous values);
+//                          short rows (image stems) instead run one tap
+//                          over a per-output-row copy of kernel columns
+//                          (ConvPlan::columns);
 //                im2col    few channels per group: each pixel's taps gathered
 //                          into one K-long row;
 //                taps      otherwise a dense [N][IH][IW][Cs] copy, one row
