@@ -85,80 +85,48 @@ Similarity::Output output_similarity(const std::string& name, const std::vector<
 
 }  // namespace
 
-namespace {
-
-// The compiled model run on one sample: its values (graph inputs included)
-// and the scratch arenas of its BPU subgraphs.
-struct QuantizedRun {
-  std::map<std::string, Value> values;
-  ScratchCapture capture;
-};
-
-bool run_quantized(const CompiledModel& cm, const std::map<std::string, Value>& sample, QuantizedRun* r,
-                   std::string* error) {
-  std::map<std::string, Value> qin;
-  if (!quantized_inputs(cm, sample, &qin, error)) return false;
-  FloatExecutor qexec;
-  if (!qexec.prepare(cm.graph, error)) return false;
-  scratch_capture() = &r->capture;
-  const bool ok = qexec.run(qin, &r->values, error, nullptr, true);
-  scratch_capture() = nullptr;
-  if (!ok) return false;
-  for (const auto& [name, v] : qin) r->values[name] = v;
-  return true;
-}
-
-// The compiled model's value of float value v (empty when it has none):
-// traced BPU values dequantized, CPU values directly.
-std::vector<double> quantized_value(const CompiledModel& cm, const std::map<std::string, const LayerTrace*>& trace,
-                                    const QuantizedRun& r, const std::string& v) {
-  auto tit = trace.find(v);
-  if (tit != trace.end()) return traced_value(cm, *tit->second, r.capture, r.values);
-  auto qv = r.values.find(v);
-  if (qv != r.values.end() && !qv->second.native && qv->second.elem_type == kFloat) return qv->second.to_doubles();
-  return {};
-}
-
-std::map<std::string, const LayerTrace*> traces_by_value(const CompiledModel& cm) {
-  std::map<std::string, const LayerTrace*> trace;
-  for (const auto& t : cm.traces) trace[t.value] = &t;
-  return trace;
-}
-
-// A float value as the readers of its traced BPU value see it: clamped to
-// where their tables are not flat (QParams::flat_below / flat_above).
-void clamp_to_readers(const std::map<std::string, const LayerTrace*>& trace, const std::string& v,
-                      std::vector<double>* f) {
-  auto tit = trace.find(v);
-  if (tit == trace.end()) return;
-  for (double& x : *f) x = std::clamp(x, tit->second->q.flat_below, tit->second->q.flat_above);
-}
-
-}  // namespace
-
 bool compute_similarity(const Graph& fg, const CompiledModel& cm, const std::map<std::string, Value>& sample,
                         Similarity* sim, std::string* error) {
   FloatExecutor fexec;
   if (!fexec.prepare(fg, error)) return false;
   std::map<std::string, Value> fvals;
   if (!fexec.run(sample, &fvals, error, nullptr, true)) return false;
-  QuantizedRun qr;
-  if (!run_quantized(cm, sample, &qr, error)) return false;
-  const auto trace = traces_by_value(cm);
+  std::map<std::string, Value> qin;
+  if (!quantized_inputs(cm, sample, &qin, error)) return false;
+  FloatExecutor qexec;
+  if (!qexec.prepare(cm.graph, error)) return false;
+  std::map<std::string, Value> qvals;
+  ScratchCapture capture;
+  scratch_capture() = &capture;
+  const bool ok = qexec.run(qin, &qvals, error, nullptr, true);
+  scratch_capture() = nullptr;
+  if (!ok) return false;
+  for (const auto& [name, v] : qin) qvals[name] = v;
+  // Node-level similarity: BPU values from the traces, CPU values directly.
+  std::map<std::string, const LayerTrace*> trace;
+  for (const auto& t : cm.traces) trace[t.value] = &t;
   for (const Node& n : fg.nodes) {
     if (n.outputs.empty() || n.outputs[0].empty()) continue;
     const std::string& v = n.outputs[0];
     auto fit = fvals.find(v);
     if (fit == fvals.end() || fit->second.elem_type != kFloat) continue;
-    std::vector<double> f = fit->second.to_doubles();
-    const std::vector<double> q = quantized_value(cm, trace, qr, v);
-    clamp_to_readers(trace, v, &f);
+    std::vector<double> f = fit->second.to_doubles(), q;
+    auto tit = trace.find(v);
+    if (tit != trace.end()) {
+      q = traced_value(cm, *tit->second, capture, qvals);
+      // Compared as its readers see it: clamped to where their tables are
+      // not flat (QParams::flat_below / flat_above).
+      for (double& x : f) x = std::clamp(x, tit->second->q.flat_below, tit->second->q.flat_above);
+    } else {
+      auto qv = qvals.find(v);
+      if (qv != qvals.end() && !qv->second.native && qv->second.elem_type == kFloat) q = qv->second.to_doubles();
+    }
     if (!q.empty() && q.size() == f.size()) sim->nodes.push_back({v, cosine_similarity(f, q)});
   }
   for (const auto& o : fg.outputs) {
     auto fo = fvals.find(o);
-    auto qo = qr.values.find(o);
-    if (fo == fvals.end() || qo == qr.values.end()) continue;
+    auto qo = qvals.find(o);
+    if (fo == fvals.end() || qo == qvals.end()) continue;
     sim->outputs.push_back(output_similarity(o, fo->second.to_doubles(), qo->second.to_doubles()));
   }
   return true;
