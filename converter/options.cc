@@ -274,12 +274,14 @@ void add_calibration_options(const Config& c, const CalibrationStats& stats, Com
       if (!st.channel_sum.empty()) co->channel_means[name] = st.channel_mean();
 }
 
-void log_asymmetric(const CompileOptions& co, const CompiledModel& cm, MapperLog& log) {
+void log_asymmetric(const Config& c, const CompileOptions& co, const CompiledModel& cm, MapperLog& log) {
   if (!co.asymmetric) return;
   size_t int8 = 0, asym = 0;
   for (const auto& t : cm.traces)
     if (t.q.dtype == isa::DType::kInt8) ++int8, asym += t.q.zero_point != 0 ? 1 : 0;
-  if (asym == 0)
+  if (asym == 0 && !has_optimization(c, "asymmetric"))  // the method choice's format, e.g. all promoted to int16
+    log.info("Asymmetric activations (chosen by the calibration): no int8 value left takes a zero point");
+  else if (asym == 0)
     log.warn("optimization asymmetric: no int8 value qualifies for a zero point (docs/numerics.md \"Asymmetric "
              "activations\": between operators that take zero points in one BPU subgraph, bounded below by its "
              "operator at -T/4 or above); every activation stays symmetric");

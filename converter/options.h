@@ -50,8 +50,9 @@ void add_calibration_options(const Config& c, const CalibrationStats& stats, Com
 // int8 (a data movement op gives its output its input's type): a warning
 // each, naming the producer and the value to ask for instead.
 // optimization asymmetric (or default's choice of it): how many int8 values
-// took zero points, or a warning that none qualified.
-void log_asymmetric(const CompileOptions& co, const CompiledModel& cm, MapperLog& log);
+// took zero points, or a warning that none qualified when the yaml asked
+// for it (INFO when the calibration chose it).
+void log_asymmetric(const Config& c, const CompileOptions& co, const CompiledModel& cm, MapperLog& log);
 void warn_unmet_int16(const CompileOptions& co, const Graph& g, const CompiledModel& cm, MapperLog& log);
 
 // Keys and values accepted for compatibility that have no effect in OpenBPU:

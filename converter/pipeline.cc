@@ -545,7 +545,7 @@ int run_makertbin(const Config& config, MapperLog& log, const ConvertTool& tool)
   else if (co.int16_weights)
     log.info("optimization int16_weights: " + std::to_string(best.model.int16_weight_convs) +
              " convolutions reading int16 compute with 16-bit weights (two int8 planes)");
-  log_asymmetric(co, best.model, log);
+  log_asymmetric(config, co, best.model, log);
   log_outputs(log, sim);
   if (!out.commit(&err)) return fail(err);
   log.info(tool.hbm ? "Convert to runtime hbm file successfully!" : "Convert to runtime bin file successfully!");

@@ -163,6 +163,14 @@ CASES = {
     "ppocr_rec_int8": Case("ppocr_rec_int8", "ocr:ch_PP-OCRv4_rec_infer.onnx", "bayes-e", "x", (1, 3, 48, 320),
                            rt="bgr", train="bgr", mean=[127.5], std=[127.5], cal="default", data="upright_lines",
                            n_cal=50, n_test=200, min_cos=0.999, min_ctc=0.97),
+    # The same int8 with the accuracy budget: the automatic int16 promotion
+    # with 16-bit weights for the convolutions it makes read int16. By hand
+    # (about 9 min): 142 of 145 values promoted, 0.99972 / 196 of 200 (98 %).
+    "ppocr_rec_budget": Case("ppocr_rec_budget", "ocr:ch_PP-OCRv4_rec_infer.onnx", "bayes-e", "x", (1, 3, 48, 320),
+                             rt="bgr", train="bgr", mean=[127.5], std=[127.5], cal="default", data="upright_lines",
+                             n_cal=50, n_test=200, min_cos=0.999, min_ctc=0.97,
+                             extra_yaml="  min_output_cosine: 0.9998\n  optimization: int16_weights\n",
+                             log=[r"Accuracy budget met: mean output cosine 0\.999[89]"]),
     # A generated model with an operator the BPU lacks between convolutions:
     # two BPU subgraphs around a CPU node; then with run_on_cpu for the last
     # convolution, which must still compute the same.
