@@ -105,15 +105,21 @@ double model_macs(const CompiledModel& cm) {
   return macs;
 }
 
-bool OutputScorer::init(const Graph& g, const std::vector<Sample>& samples, size_t n, std::string* error) {
+std::string scored_value(const Graph& g, const std::string& output) {
+  const Node* p = g.producer(output);
+  return p != nullptr && p->op_type == "Softmax" && p->inputs.size() == 1 ? p->inputs[0] : output;
+}
+
+bool OutputScorer::init(const Graph& g, const std::vector<Sample>& samples, size_t n, std::string* error,
+                        bool logits) {
   samples_ = &samples;
-  outputs_ = g.outputs;
+  for (const auto& o : g.outputs) outputs_.push_back(logits ? scored_value(g, o) : o), keep_.insert(outputs_.back());
   n_ = std::min(samples.size(), n);
   FloatExecutor fexec;
   if (!fexec.prepare(g, error)) return false;
   for (size_t k = 0; k < n_; ++k) {
     Sample vals;
-    if (!fexec.run(samples[k], &vals, error)) return false;
+    if (!fexec.run(samples[k], &vals, error, &keep_)) return false;
     std::vector<std::vector<double>> outs;
     for (const auto& o : outputs_) {
       auto it = vals.find(o);
@@ -130,11 +136,15 @@ bool OutputScorer::score(const CompiledModel& cm, double* out, std::string* erro
   double total = 0;
   for (size_t k = 0; k < n_; ++k) {
     Sample qin, qvals;
-    if (!quantized_inputs(cm, (*samples_)[k], &qin, error) || !qexec.run(qin, &qvals, error)) return false;
+    if (!quantized_inputs(cm, (*samples_)[k], &qin, error) || !qexec.run(qin, &qvals, error, &keep_)) return false;
     double sc = 0;
     for (size_t i = 0; i < outputs_.size(); ++i) {
       auto it = qvals.find(outputs_[i]);
-      if (it != qvals.end()) sc += cosine_similarity(ref_[k][i], it->second.to_doubles());
+      if (it == qvals.end()) {
+        if (error) *error = "scoring: the compiled model has no value " + outputs_[i];
+        return false;
+      }
+      sc += cosine_similarity(ref_[k][i], it->second.to_doubles());
     }
     total += sc / static_cast<double>(std::max<size_t>(1, outputs_.size()));
   }
@@ -149,7 +159,7 @@ bool choose_calibration(const Graph& g, const Placement& placement, const Calibr
                         std::string* error, int jobs) {
   const size_t n = candidates.size();
   OutputScorer scorer;
-  if (n > 1 && !scorer.init(g, samples, kScoringSamples, error)) return false;
+  if (n > 1 && !scorer.init(g, samples, kScoringSamples, error, true)) return false;
   std::vector<CalibrationChoice> results(n);
   std::vector<double> scores(n, 1.0);
   std::vector<std::string> errors(n);

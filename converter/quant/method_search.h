@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,12 @@ bool quantized_inputs(const CompiledModel& cm, const Sample& sample, Sample* qin
 // (the unit of the searches' compute budgets).
 double model_macs(const CompiledModel& cm);
 
+// The value the method choice and the threshold search score a model
+// output by: a Softmax's input (its logits: the probabilities saturate on
+// confident samples, where a few scoring samples then tell the candidates
+// apart by the rare ambiguous one only), else the output itself.
+std::string scored_value(const Graph& g, const std::string& output);
+
 // Mean cosine similarity of the model outputs, float graph vs a compiled
 // model, over the first n samples. The float outputs are computed once.
 // Samples the default/mix scoring uses (one is noisy).
@@ -66,12 +73,14 @@ constexpr double kMinScoreGain = 2e-5;
 class OutputScorer {
  public:
   size_t samples() const { return n_; }
-  bool init(const Graph& g, const std::vector<Sample>& samples, size_t n, std::string* error);
+  // logits: a Softmax output is scored by the Softmax's input (scored_value).
+  bool init(const Graph& g, const std::vector<Sample>& samples, size_t n, std::string* error, bool logits = false);
   bool score(const CompiledModel& cm, double* out, std::string* error) const;
 
  private:
   const std::vector<Sample>* samples_ = nullptr;
-  std::vector<std::string> outputs_;
+  std::vector<std::string> outputs_;  // the scored values (scored_value)
+  std::set<std::string> keep_;
   size_t n_ = 0;
   std::vector<std::vector<std::vector<double>>> ref_;  // sample -> output -> values
 };

@@ -285,6 +285,40 @@ TEST(Calibration, StatsAndCandidates) {
             (V{"max-percentile:percentile=0.99995", "kl", "mse", "max"}));
 }
 
+// A classifier's Softmax saturates on confident inputs: its probabilities
+// do not tell a fine input scale from a 4x coarser one, its logits do. The
+// method choice and the threshold search score such an output by its
+// Softmax input (OutputScorer with logits, scored_value).
+TEST(Calibration, SoftmaxOutputsAreScoredByTheirLogits) {
+  Builder b;
+  const std::string x = b.input("x", {1, 16, 4, 4});
+  const std::string c = b.node("Conv", {x, b.constant("w", {4, 16, 4, 4}, -3.0f, 3.0f)}, ints_attr("kernel_shape", {4, 4}));
+  const std::string logits = b.node("Flatten", {c});
+  const std::string y = b.node("Softmax", {logits});
+  b.output(y);
+  Compiled fine;
+  ASSERT_TRUE(compile_graph(b.g, "bayes-e", false, &fine));
+  EXPECT_EQ(scored_value(fine.g, y), logits);
+  std::string err;
+  FloatExecutor fe;
+  CalibrationStats stats;
+  ASSERT_TRUE(fe.prepare(fine.g, &err) && collect_stats(fe, fine.samples, &stats, &err)) << err;
+  auto thr = thresholds_for(fine.g, stats, CalCandidate{});
+  thr.at(x) *= 4;
+  CompileOptions co;
+  co.march = &march("bayes-e");
+  CompiledModel coarse;
+  ASSERT_TRUE(compile(fine.g, fine.pl, thr, co, &coarse, &err)) << err;
+  double out_fine = 0, out_coarse = 0, logit_fine = 0, logit_coarse = 0;
+  OutputScorer outputs, by_logits;
+  ASSERT_TRUE(outputs.init(fine.g, fine.samples, 4, &err) && by_logits.init(fine.g, fine.samples, 4, &err, true));
+  ASSERT_TRUE(outputs.score(fine.cm, &out_fine, &err) && outputs.score(coarse, &out_coarse, &err)) << err;
+  ASSERT_TRUE(by_logits.score(fine.cm, &logit_fine, &err) && by_logits.score(coarse, &logit_coarse, &err)) << err;
+  // (here the probabilities even rank the coarse scale higher)
+  EXPECT_LT(out_fine - out_coarse, kMinScoreGain) << out_fine << " " << out_coarse;
+  EXPECT_GT(logit_fine - logit_coarse, 10 * kMinScoreGain) << logit_fine << " " << logit_coarse;
+}
+
 // ---- memory planner ----------------------------------------------------------
 
 struct Planned {
