@@ -968,6 +968,7 @@ void conv_dw4(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const C
   // Groups per kernel row: ceil((kw + parity) / 4); the last one a pixel
   // reads starts at column (ow - 1) * sw - parity + 4 * (groups - 1).
   d.ngc = static_cast<int>(((g.ow - 1) * g.sw) / 2 + 2 * ((g.kw + 1 + 3) / 4 - 1) + 1);
+  if (isa.dw4_galign != nullptr) d.ngc = static_cast<int>(round_up(d.ngc, isa.dw4_galign(static_cast<int>(g.cout))));
   d.cols = 2 * static_cast<int64_t>(d.ngc) + 2;
   d.group_bytes = round_up(static_cast<int64_t>(d.ngc) * cp * 4, 64);
   d.span = (g.kh - 1) * g.dh + 1;
