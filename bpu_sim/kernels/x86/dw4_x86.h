@@ -344,6 +344,41 @@ typename O::V convert_block(const int8_t* plain, int ngc, int cp, int c0, int wi
   }
   return any;
 }
+#if defined(OPENBPU_DW4_ZMM)
+// convert_block of a block of 64 / kR channels in zmm: the kR groups from
+// kR m (columns 2 kR m .. 2 kR m + 2 kR + 1) at once, lane h of t0..t3
+// taken from columns 2 (kR m + h) + 0..3; ngc is a multiple of kR.
+template <bool kFlip, int kR>
+__m512i convert_wide(const int8_t* plain, int ngc, int cp, int c0, int8_t* dst) {
+  using V = __m512i;
+  constexpr int kW = 64 / kR;
+  V any = Z::zero();
+  const V flip = Z::set8(kFlip ? 0x80 : 0);
+  const int64_t gstride = static_cast<int64_t>(cp) * 4;
+  for (int gc = 0; gc < ngc; gc += kR) {
+    const int8_t* s = plain + static_cast<int64_t>(2 * gc) * cp + c0;
+    V t[4];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      if constexpr (kR == 2) {
+        t[k] = _mm512_inserti64x4(_mm512_castsi256_si512(Y::load(s + k * cp)), Y::load(s + (k + 2) * cp), 1);
+      } else {
+        t[k] = _mm512_castsi128_si512(X::load(s + k * cp));
+        t[k] = _mm512_inserti32x4(t[k], X::load(s + (k + 2) * cp), 1);
+        t[k] = _mm512_inserti32x4(t[k], X::load(s + (k + 4) * cp), 2);
+        t[k] = _mm512_inserti32x4(t[k], X::load(s + (k + 6) * cp), 3);
+      }
+    }
+    any = Z::or_(any, Z::or_(Z::or_(t[0], t[1]), Z::or_(t[2], t[3])));
+    const V a = Z::lo8(t[0], t[1]), b = Z::hi8(t[0], t[1]), c = Z::lo8(t[2], t[3]), d = Z::hi8(t[2], t[3]);
+    const V e[4] = {Z::lo16(a, c), Z::hi16(a, c), Z::lo16(b, d), Z::hi16(b, d)};
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v)
+      Z::store(dst + goff<kR>(gc, v, c0, kW, gstride), kFlip ? Z::xor_(e[v], flip) : e[v]);
+  }
+  return any;
+}
+#endif
 // Every column of the row is read (group gc covers columns 2gc..2gc+3, the
 // row has 2 * ngc + 2) and every channel [0, cp): the answer covers the row.
 // With kFlip the groups hold x + 128 (unsigned), and the answer is false.
@@ -357,6 +392,14 @@ bool convert(const int8_t* plain, int ngc, int c, int8_t* dst) {
 #if defined(OPENBPU_DW4_ZMM)
     if (blk.width == 64) {
       neg = Z::any_neg(convert_block<Z, kFlip, 1>(plain, ngc, cp, blk.c0, 64, dst)) || neg;
+      continue;
+    }
+    if (blk.width == 32) {
+      neg = Z::any_neg(convert_wide<kFlip, 2>(plain, ngc, cp, blk.c0, dst)) || neg;
+      continue;
+    }
+    if (blk.width == 16) {
+      neg = Z::any_neg(convert_wide<kFlip, 4>(plain, ngc, cp, blk.c0, dst)) || neg;
       continue;
     }
 #endif
