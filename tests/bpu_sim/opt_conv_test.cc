@@ -409,6 +409,30 @@ TEST(OptConv, FloatRequantIsExact) {
   std::printf("float_requant: %d channels accepted, %d accumulators checked\n", accepted, checked);
 }
 
+// Adds the weights and per-channel constants of an int8-output convolution
+// c to cs's arena, a random activation range, validates (false: rejected)
+// and moves cs to out.
+bool finish_q_case(isa::Conv c, const std::vector<int8_t>& w, const std::vector<int32_t>& b,
+                   const std::vector<int32_t>& m, const std::vector<int8_t>& sh, std::string desc,
+                   Rng& r, Case& cs, Case* out) {
+  Arena& a = cs.arena;
+  const auto C = static_cast<uint32_t>(b.size());
+  c.weight = add_const(&a.consts, w.data(), w.size(), static_cast<uint32_t>(w.size()));
+  c.bias = add_const(&a.consts, b.data(), b.size() * 4, C);
+  c.multiplier = add_const(&a.consts, m.data(), m.size() * 4, C);
+  c.shift = add_const(&a.consts, sh.data(), sh.size(), C);
+  c.act_min = r.chance(0.4) ? 0 : -128;
+  c.act_max = r.chance(0.2) ? r.uniform(0, 100) : 127;
+  a.scratch.resize(16);
+  cs.ins.opcode = isa::Opcode::kConv;
+  cs.ins.body = c;
+  std::string err;
+  if (!validate_instruction(cs.ins, a.layout(), &err)) return false;
+  cs.desc = std::move(desc);
+  *out = std::move(cs);
+  return true;
+}
+
 // A convolution whose fused requantization can be float_requant: int8
 // output, no residual, every channel meeting the condition (ratios of a
 // converted model, power-of-two ratios whose results are often exact
@@ -461,23 +485,11 @@ bool float_rq_case(Rng& r, bool dense, Case* out) {
     kern::FloatRequant f;
     if (!kern::float_requant_channel(std::abs(b[co]) + 128 * sum, mm, ss, &f)) return false;
   }
-  c.weight = add_const(&a.consts, w.data(), w.size(), static_cast<uint32_t>(w.size()));
-  c.bias = add_const(&a.consts, b.data(), b.size() * 4, static_cast<uint32_t>(C));
-  c.multiplier = add_const(&a.consts, m.data(), m.size() * 4, static_cast<uint32_t>(C));
-  c.shift = add_const(&a.consts, sh.data(), sh.size(), static_cast<uint32_t>(C));
-  c.act_min = r.chance(0.4) ? 0 : -128;
-  c.act_max = r.chance(0.2) ? r.uniform(0, 100) : 127;
-  a.scratch.resize(16);
-  cs.ins.opcode = isa::Opcode::kConv;
-  cs.ins.body = c;
-  std::string err;
-  if (!validate_instruction(cs.ins, a.layout(), &err)) return false;
-  cs.desc = std::string(dense ? "float dense cin " + std::to_string(cin) : "float dw") + " C" +
-            std::to_string(C) + " k" + std::to_string(kk) + " s" +
-            std::to_string(c.stride_h) + " " + std::to_string(ih) + "x" + std::to_string(iw) +
-            " mode " + std::to_string(mode);
-  *out = std::move(cs);
-  return true;
+  const std::string desc =
+      std::string(dense ? "float dense cin " + std::to_string(cin) : "float dw") + " C" +
+      std::to_string(C) + " k" + std::to_string(kk) + " s" + std::to_string(c.stride_h) + " " +
+      std::to_string(ih) + "x" + std::to_string(iw) + " mode " + std::to_string(mode);
+  return finish_q_case(c, w, b, m, sh, desc, r, cs, out);
 }
 
 // case_count() / 2 cases of make(r, done, &case) on every optimized table
@@ -625,22 +637,10 @@ bool dw_block_case(Rng& r, Case* out) {
   for (auto& v : b) v = r.uniform(-30000, 30000);
   const int kind = r.uniform(0, 2);
   dw_block_consts(r, kind, C, &m, &sh);
-  c.weight = add_const(&a.consts, w.data(), w.size(), static_cast<uint32_t>(w.size()));
-  c.bias = add_const(&a.consts, b.data(), b.size() * 4, static_cast<uint32_t>(C));
-  c.multiplier = add_const(&a.consts, m.data(), m.size() * 4, static_cast<uint32_t>(C));
-  c.shift = add_const(&a.consts, sh.data(), sh.size(), static_cast<uint32_t>(C));
-  c.act_min = r.chance(0.4) ? 0 : -128;
-  c.act_max = r.chance(0.2) ? r.uniform(0, 100) : 127;
-  a.scratch.resize(16);
-  cs.ins.opcode = isa::Opcode::kConv;
-  cs.ins.body = c;
-  std::string err;
-  if (!validate_instruction(cs.ins, a.layout(), &err)) return false;
-  cs.desc = "dw blocks C" + std::to_string(C) + " k" + std::to_string(k) + " s" +
-            std::to_string(c.stride_h) + " " + std::to_string(ih) + "x" + std::to_string(iw) +
-            " kind " + std::to_string(kind);
-  *out = std::move(cs);
-  return true;
+  const std::string desc = "dw blocks C" + std::to_string(C) + " k" + std::to_string(k) + " s" +
+                           std::to_string(c.stride_h) + " " + std::to_string(ih) + "x" +
+                           std::to_string(iw) + " kind " + std::to_string(kind);
+  return finish_q_case(c, w, b, m, sh, desc, r, cs, out);
 }
 
 TEST(OptConv, DepthwiseBlocksMatchReference) {
