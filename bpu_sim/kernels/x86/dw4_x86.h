@@ -6,7 +6,8 @@
 //
 // Channel blocks: 32 (ymm) or, for a last block of at most 16, 16 (xmm);
 // with OPENBPU_DW4_ZMM (the AVX-512 file) 64 (zmm), a last block of at most
-// 32 (16) channels 32 (16).
+// 32 (16) channels 32 (16), its groups stored R = 2 (4) per zmm (goff) and
+// computed 2R pixels per zmm step where the row allows (wide_row).
 // Column groups: for every even column x of a zero-padded input row, the
 // bytes of columns x..x+3 are interleaved per channel (unpack epi8 of
 // (x, x+1), (x+2, x+3), then epi16), which gives four vectors of 4 bytes
