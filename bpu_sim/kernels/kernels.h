@@ -267,6 +267,10 @@ struct ConvIsa {
   size_t (*dw4_pack)(const DwPackArgs& a, void* dst) = nullptr;
   bool (*dw4_convert)(const int8_t* plain, int ngc, int c, int8_t* dst) = nullptr;
   void (*dw4_row)(const DwRowArgs& a) = nullptr;
+  // Optional: the multiple the column groups of a row (ngc) are rounded up
+  // to for c channels (the convert may place a group's vectors in the next
+  // group columns of that multiple; nullptr: 1).
+  int (*dw4_galign)(int c) = nullptr;
   // Optional flat depthwise 1x1 (DwFlatArgs).
   size_t (*dwflat_pack)(const DwFlatPackArgs& a, void* dst) = nullptr;
   int64_t (*dwflat)(const DwFlatArgs& a) = nullptr;

@@ -409,6 +409,30 @@ TEST(OptConv, FloatRequantIsExact) {
   std::printf("float_requant: %d channels accepted, %d accumulators checked\n", accepted, checked);
 }
 
+// Adds the weights and per-channel constants of an int8-output convolution
+// c to cs's arena, a random activation range, validates (false: rejected)
+// and moves cs to out.
+bool finish_q_case(isa::Conv c, const std::vector<int8_t>& w, const std::vector<int32_t>& b,
+                   const std::vector<int32_t>& m, const std::vector<int8_t>& sh, std::string desc,
+                   Rng& r, Case& cs, Case* out) {
+  Arena& a = cs.arena;
+  const auto C = static_cast<uint32_t>(b.size());
+  c.weight = add_const(&a.consts, w.data(), w.size(), static_cast<uint32_t>(w.size()));
+  c.bias = add_const(&a.consts, b.data(), b.size() * 4, C);
+  c.multiplier = add_const(&a.consts, m.data(), m.size() * 4, C);
+  c.shift = add_const(&a.consts, sh.data(), sh.size(), C);
+  c.act_min = r.chance(0.4) ? 0 : -128;
+  c.act_max = r.chance(0.2) ? r.uniform(0, 100) : 127;
+  a.scratch.resize(16);
+  cs.ins.opcode = isa::Opcode::kConv;
+  cs.ins.body = c;
+  std::string err;
+  if (!validate_instruction(cs.ins, a.layout(), &err)) return false;
+  cs.desc = std::move(desc);
+  *out = std::move(cs);
+  return true;
+}
+
 // A convolution whose fused requantization can be float_requant: int8
 // output, no residual, every channel meeting the condition (ratios of a
 // converted model, power-of-two ratios whose results are often exact
@@ -461,23 +485,11 @@ bool float_rq_case(Rng& r, bool dense, Case* out) {
     kern::FloatRequant f;
     if (!kern::float_requant_channel(std::abs(b[co]) + 128 * sum, mm, ss, &f)) return false;
   }
-  c.weight = add_const(&a.consts, w.data(), w.size(), static_cast<uint32_t>(w.size()));
-  c.bias = add_const(&a.consts, b.data(), b.size() * 4, static_cast<uint32_t>(C));
-  c.multiplier = add_const(&a.consts, m.data(), m.size() * 4, static_cast<uint32_t>(C));
-  c.shift = add_const(&a.consts, sh.data(), sh.size(), static_cast<uint32_t>(C));
-  c.act_min = r.chance(0.4) ? 0 : -128;
-  c.act_max = r.chance(0.2) ? r.uniform(0, 100) : 127;
-  a.scratch.resize(16);
-  cs.ins.opcode = isa::Opcode::kConv;
-  cs.ins.body = c;
-  std::string err;
-  if (!validate_instruction(cs.ins, a.layout(), &err)) return false;
-  cs.desc = std::string(dense ? "float dense cin " + std::to_string(cin) : "float dw") + " C" +
-            std::to_string(C) + " k" + std::to_string(kk) + " s" +
-            std::to_string(c.stride_h) + " " + std::to_string(ih) + "x" + std::to_string(iw) +
-            " mode " + std::to_string(mode);
-  *out = std::move(cs);
-  return true;
+  const std::string desc =
+      std::string(dense ? "float dense cin " + std::to_string(cin) : "float dw") + " C" +
+      std::to_string(C) + " k" + std::to_string(kk) + " s" + std::to_string(c.stride_h) + " " +
+      std::to_string(ih) + "x" + std::to_string(iw) + " mode " + std::to_string(mode);
+  return finish_q_case(c, w, b, m, sh, desc, r, cs, out);
 }
 
 // case_count() / 2 cases of make(r, done, &case) on every optimized table
@@ -578,6 +590,63 @@ TEST(OptConv, ResidualRequantMatchesReference) {
   check_generated(2468, [](Rng& r, int, Case* cs) { return residual_case(r, cs); });
 }
 
+// Per-channel constants of dw_block_case: kind 0 as a converted layer
+// (float_requant), 1 every S >= 33 (the integer fused form), 2 S of 20-32
+// (float_requant where the plan proves it, else the unfused epilogue).
+void dw_block_consts(Rng& r, int kind, int C, std::vector<int32_t>* m, std::vector<int8_t>* sh) {
+  for (int co = 0; co < C; ++co) {
+    int32_t mm, ss;
+    if (kind == 0) {
+      isa::quantize_multiplier(std::ldexp(1.0, -r.uniform(7, 12)) * r.uniform(100, 400) / 256.0, &mm, &ss);
+    } else if (kind == 1) {
+      mm = r.uniform(1 << 29, INT32_MAX), ss = r.uniform(33, 40);
+    } else {
+      mm = r.uniform(1 << 16, 1 << 30), ss = r.uniform(20, 32);
+    }
+    (*m)[co] = mm, (*sh)[co] = static_cast<int8_t>(ss);
+  }
+}
+
+// Depthwise rows over the dw4 blocks narrower than 64 channels (two or four
+// column groups per zmm on avx512vnni, goff) and the pixels left after the
+// wide steps: channels around 16 / 32 / 64, stride 1 and 2, 1x1 / 3x3 /
+// 5x5, widths up to 40 (odd too), padding, padded pixel strides.
+bool dw_block_case(Rng& r, Case* out) {
+  isa::Conv c;
+  const int C = r.pick<int>({8, 16, 24, 32, 40, 48, 64, 80, 88, 96, 112, 144});
+  const int k = r.pick<int>({1, 3, 3, 5});
+  c.kernel_h = c.kernel_w = k;
+  c.groups = C;
+  c.stride_h = c.stride_w = r.pick<int>({1, 1, 2});
+  c.pad_top = c.pad_left = r.uniform(0, k / 2);
+  c.pad_bottom = c.pad_right = r.uniform(0, k / 2);
+  const int ih = r.uniform(1, 5), iw = r.uniform(k, 40);
+  const int oh = (ih + c.pad_top + c.pad_bottom - k) / c.stride_h + 1;
+  const int ow = (iw + c.pad_left + c.pad_right - k) / c.stride_w + 1;
+  if (oh < 1 || ow < 1 || ih + c.pad_top + c.pad_bottom < k) return false;
+  Case cs;
+  Arena& a = cs.arena;
+  c.in = place(r, &a.input, isa::Region::kInput, isa::DType::kInt8, {1, ih, iw, C}, false);
+  if (r.chance(0.3))
+    for (size_t i = c.in.offset; i < a.input.size(); ++i) a.input[i] &= 0x7f;
+  c.out = place(r, &a.output, isa::Region::kOutput, isa::DType::kInt8, {1, oh, ow, C}, false);
+  std::vector<int8_t> w(static_cast<size_t>(C * k * k));
+  for (auto& v : w) v = static_cast<int8_t>(r.uniform(-127, 127));
+  std::vector<int32_t> b(static_cast<size_t>(C)), m(static_cast<size_t>(C));
+  std::vector<int8_t> sh(static_cast<size_t>(C));
+  for (auto& v : b) v = r.uniform(-30000, 30000);
+  const int kind = r.uniform(0, 2);
+  dw_block_consts(r, kind, C, &m, &sh);
+  const std::string desc = "dw blocks C" + std::to_string(C) + " k" + std::to_string(k) + " s" +
+                           std::to_string(c.stride_h) + " " + std::to_string(ih) + "x" +
+                           std::to_string(iw) + " kind " + std::to_string(kind);
+  return finish_q_case(c, w, b, m, sh, desc, r, cs, out);
+}
+
+TEST(OptConv, DepthwiseBlocksMatchReference) {
+  check_generated(8642, [](Rng& r, int, Case* cs) { return dw_block_case(r, cs); });
+}
+
 TEST(OptConv, ListsThePaths) {
   std::string names;
   for (const KernelTable* t : available_kernels()) names += std::string(t->name) + " ";
@@ -607,6 +676,18 @@ TEST(OptConv, Avx512VnniGemmThroughSimdeMatchesReference) {
     ASSERT_TRUE(same_as_reference(cs.ins, cs.arena, t)) << cs.desc << " (case " << done << ")";
   }
   set_sim_threads(1);
+}
+TEST(OptConv, Avx512VnniDepthwiseBlocksThroughSimdeMatchReference) {
+  KernelTable t = *find_kernels("portable");
+  t.name = "avx512vnni-simde";
+  t.conv = conv_vnni_emulated;
+  Rng r(8643);
+  for (int done = 0; done < case_count() / 4;) {
+    Case cs;
+    if (!dw_block_case(r, &cs)) continue;
+    ++done;
+    ASSERT_TRUE(same_as_reference(cs.ins, cs.arena, t)) << cs.desc << " (case " << done << ")";
+  }
 }
 #endif
 

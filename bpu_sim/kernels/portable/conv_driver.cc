@@ -827,23 +827,23 @@ void dw4_pad_pixels(int8_t* dst, int64_t n, int cp, int64_t C, int8_t pad) {
   }
 }
 
-// Copies padded row y (image n) into dst ([cols][cp], the pad value outside
-// the image, zero in channels [C, cp)); a row outside the image is all pad.
-// (Whether the row holds a negative value is found by ConvIsa::dw4_convert,
-// which reads every byte of it anyway.)
-void dw4_fill_row(const isa::Conv& c, const Geometry& g, const Dw4Geometry& d, int cp,
-                  const int8_t* src, const uint8_t* src_end, int64_t n, int64_t y, int8_t* dst) {
+// Copies columns [xa, xb) of padded row y (image n) into dst ([cols][cp],
+// the pad value outside the image, zero in channels [C, cp)); a row outside
+// the image is all pad. (Whether the row holds a negative value is found by
+// ConvIsa::dw4_convert, which reads every byte of it anyway.)
+void dw4_fill_row(const isa::Conv& c, const Geometry& g, int cp, const int8_t* src,
+                  const uint8_t* src_end, int64_t n, int64_t y, int64_t xa, int64_t xb, int8_t* dst) {
   const int64_t iy = y - g.pt;
   const int8_t pad = static_cast<int8_t>(c.pad_value);
   if (iy < 0 || iy >= g.ih) {
-    dw4_pad_pixels(dst, d.cols, cp, g.cin, pad);
+    dw4_pad_pixels(dst + xa * cp, xb - xa, cp, g.cin, pad);
     return;
   }
   const int64_t* st = c.in.strides;
-  const int64_t x0 = std::min<int64_t>(d.cols, std::max<int64_t>(0, g.pl));  // first in-image x
-  const int64_t x1 = std::max<int64_t>(x0, std::min<int64_t>(d.cols, g.pl + g.iw));
-  dw4_pad_pixels(dst, x0, cp, g.cin, pad);
-  dw4_pad_pixels(dst + x1 * cp, d.cols - x1, cp, g.cin, pad);
+  const int64_t x0 = std::min<int64_t>(xb, std::max<int64_t>(xa, g.pl));  // first in-image x
+  const int64_t x1 = std::max<int64_t>(x0, std::min<int64_t>(xb, g.pl + g.iw));
+  dw4_pad_pixels(dst + xa * cp, x0 - xa, cp, g.cin, pad);
+  dw4_pad_pixels(dst + x1 * cp, xb - x1, cp, g.cin, pad);
   const int8_t* row = src + n * st[0] + iy * st[1];
   const int64_t C = g.cin;
   if (cp == C && st[2] == C && st[3] == 1) {  // dense pixels: one copy
@@ -889,6 +889,36 @@ void dw4_fill_row(const isa::Conv& c, const Geometry& g, const Dw4Geometry& d, i
   }
 }
 
+// Converts padded row y (image n) into column groups gr; returns whether a
+// byte read is negative (ConvIsa::dw4_convert). Rows of dense pixels
+// (cp == C) convert their groups that read image columns only straight from
+// the input, from a multiple of the ISA's group alignment on; the groups at
+// either end go through plain (filled at those columns only).
+bool dw4_convert_row(const ConvIsa& isa, const isa::Conv& c, const Geometry& g,
+                     const Dw4Geometry& d, int cp, const int8_t* src, const uint8_t* src_end,
+                     int64_t n, int64_t y, int8_t* plain, int8_t* gr) {
+  const int C = static_cast<int>(g.cin);
+  const int64_t* st = c.in.strides;
+  const int64_t iy = y - g.pt, al = isa.dw4_galign != nullptr ? isa.dw4_galign(C) : 1;
+  // Groups [ga, gb): columns 2 gc .. 2 gc + 3 all inside [pl, pl + iw).
+  const int64_t ga = round_up((g.pl + 1) / 2, al);
+  const int64_t last = g.pl + g.iw - 4;  // the last group's first column: <= last
+  const int64_t gb = last < 0 ? 0 : std::min<int64_t>(d.ngc, last / 2 + 1) / al * al;
+  if (iy < 0 || iy >= g.ih || cp != C || st[2] != C || st[3] != 1 || gb <= ga) {
+    dw4_fill_row(c, g, cp, src, src_end, n, y, 0, d.cols, plain);
+    return isa.dw4_convert(plain, d.ngc, C, gr);
+  }
+  const int64_t gbytes = static_cast<int64_t>(cp) * 4;
+  dw4_fill_row(c, g, cp, src, src_end, n, y, 0, 2 * ga + 2, plain);
+  dw4_fill_row(c, g, cp, src, src_end, n, y, 2 * gb, d.cols, plain);
+  const int8_t* row = src + n * st[0] + iy * st[1] + (2 * ga - g.pl) * C;
+  bool neg = ga > 0 && isa.dw4_convert(plain, static_cast<int>(ga), C, gr);
+  neg = isa.dw4_convert(row, static_cast<int>(gb - ga), C, gr + ga * gbytes) || neg;
+  if (gb < d.ngc)
+    neg = isa.dw4_convert(plain + 2 * gb * cp, static_cast<int>(d.ngc - gb), C, gr + gb * gbytes) || neg;
+  return neg;
+}
+
 // Output rows [r0, r1) (over n * oh) of a dw4 convolution.
 struct Dw4Run {
   const ConvIsa& isa;
@@ -926,8 +956,7 @@ struct Dw4Run {
           continue;
         }
         if (tag[slot] != n * d.hp + y) {
-          dw4_fill_row(c, g, d, p.dw4_cp, src, src_end, n, y, plain);
-          neg[slot] = isa.dw4_convert(plain, d.ngc, static_cast<int>(g.cout), gr);
+          neg[slot] = dw4_convert_row(isa, c, g, d, p.dw4_cp, src, src_end, n, y, plain, gr);
           tag[slot] = n * d.hp + y;
         }
         nonneg = nonneg && neg[slot] == 0;
@@ -968,6 +997,7 @@ void conv_dw4(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const C
   // Groups per kernel row: ceil((kw + parity) / 4); the last one a pixel
   // reads starts at column (ow - 1) * sw - parity + 4 * (groups - 1).
   d.ngc = static_cast<int>(((g.ow - 1) * g.sw) / 2 + 2 * ((g.kw + 1 + 3) / 4 - 1) + 1);
+  if (isa.dw4_galign != nullptr) d.ngc = static_cast<int>(round_up(d.ngc, isa.dw4_galign(static_cast<int>(g.cout))));
   d.cols = 2 * static_cast<int64_t>(d.ngc) + 2;
   d.group_bytes = round_up(static_cast<int64_t>(d.ngc) * cp * 4, 64);
   d.span = (g.kh - 1) * g.dh + 1;

@@ -6,7 +6,8 @@
 //
 // Channel blocks: 32 (ymm) or, for a last block of at most 16, 16 (xmm);
 // with OPENBPU_DW4_ZMM (the AVX-512 file) 64 (zmm), a last block of at most
-// 32 (16) channels 32 (16).
+// 32 (16) channels 32 (16), its groups stored R = 2 (4) per zmm (goff) and
+// computed 2R pixels per zmm step where the row allows (wide_row).
 // Column groups: for every even column x of a zero-padded input row, the
 // bytes of columns x..x+3 are interleaved per channel (unpack epi8 of
 // (x, x+1), (x+2, x+3), then epi16), which gives four vectors of 4 bytes
@@ -68,11 +69,41 @@ inline int cpad(int c) {
 // Groups per kernel row for first-tap column parity q.
 inline int groups(int kw, int q) { return (kw + q + 3) / 4; }
 
-// Packed bytes of one block: for each kernel row, parity 0 then 1, each of
-// its groups: E..H weight vectors (width bytes each); then per vector bias,
-// M, M of the odd lanes (M[l + 1]), r32, sh32 (lanes int32 each); then per
-// kernel row and vector 128 * (the sum of the row's weights), lanes int32
-// (what a row of x + 128 adds too much: the Flip policy below).
+// Groups per vector of 64 bytes (R) of a block of the given width: with
+// OPENBPU_DW4_ZMM (kMax 64) a block of 32 (16) channels stores R = 2 (4)
+// consecutive groups' E..H vectors side by side, so that one zmm holds the
+// same vector of R groups (R pixels, or pixel pairs, per zmm), and its
+// weights and constants are packed replicated to 64 lanes; else 1.
+template <int kMax>
+constexpr int reps(int width) {
+  return kMax == 64 ? 64 / width : 1;
+}
+// The group columns a row's groups must be rounded up to (ConvIsa::dw4_galign).
+template <int kMax>
+int galign(int c) {
+  return reps<kMax>(block<kMax>(c, block_count<kMax>(c) - 1).width);
+}
+// Offset of vector v (E..H) of group gc of the block at c0 within a ring row
+// (gstride bytes per group column): the R groups from gc - gc % R hold their
+// vectors in 4 * W-byte chunks of R consecutive group columns, vector v of
+// group h at byte 64 v + W h of that run.
+template <int kR>
+inline int64_t goff(int64_t gc, int v, int c0, int width, int64_t gstride) {
+  if constexpr (kR == 1) {
+    return gc * gstride + 4 * c0 + v * width;
+  } else {
+    constexpr int kW = 64 / kR;
+    const int h = static_cast<int>(gc % kR), pos = 64 * v + kW * h;
+    return (gc - h + pos / (4 * kW)) * gstride + 4 * c0 + pos % (4 * kW);
+  }
+}
+
+// Packed bytes of one block (pw: width * R lanes): for each kernel row,
+// parity 0 then 1, each of its groups: E..H weight vectors (pw bytes each);
+// then per vector bias, M, M of the odd lanes (M[l + 1]), r32, sh32 (lanes
+// int32 each); then per kernel row and vector 128 * (the sum of the row's
+// weights), lanes int32 (what a row of x + 128 adds too much: the Flip
+// policy below). Lane l of a replicated block is lane l % (width / 4).
 inline size_t weight_bytes(int width, int kh, int kw) {
   return static_cast<size_t>(kh) * (groups(kw, 0) + groups(kw, 1)) * 4 * width;
 }
@@ -80,53 +111,65 @@ inline size_t block_bytes(int width, int kh, int kw) {
   return weight_bytes(width, kh, kw) + (5 + kh) * 4 * static_cast<size_t>(width / 4) * 4;
 }
 
+inline uint8_t* pack_weights(const DwPackArgs& a, Block blk, int pw, uint8_t* o) {
+  const int lanes = pw / 4, lw = blk.width / 4, taps = a.kh * a.kw;
+  for (int kh = 0; kh < a.kh; ++kh)
+    for (int q = 0; q < 2; ++q)
+      for (int g = 0; g < groups(a.kw, q); ++g)
+        for (int v = 0; v < 4; ++v)
+          for (int l = 0; l < lanes; ++l)
+            for (int j = 0; j < 4; ++j) {
+              const int ch = blk.c0 + lane_channel(v, l % lw), kw = 4 * g + j - q;
+              const bool in = ch < a.c && kw >= 0 && kw < a.kw;
+              *o++ = static_cast<uint8_t>(in ? a.w[ch * taps + kh * a.kw + kw] : 0);
+            }
+  return o;
+}
+
+inline int32_t* pack_constants(const DwPackArgs& a, Block blk, int pw, int32_t* p) {
+  const int lanes = pw / 4, lw = blk.width / 4, taps = a.kh * a.kw;
+  for (int v = 0; v < 4; ++v) {
+    for (int l = 0; l < lanes; ++l) {
+      const int ll = l % lw;
+      const int ch = blk.c0 + lane_channel(v, ll);
+      const int odd = blk.c0 + lane_channel(v, ll + 1 < lw ? ll + 1 : ll);
+      p[0 * lanes + l] = a.bias[ch];
+      p[1 * lanes + l] = a.mult[ch];
+      p[2 * lanes + l] = a.mult[odd];
+      if (a.fhi != nullptr) {  // float_requant: hi, lo of the lane's own channel
+        std::memcpy(&p[1 * lanes + l], &a.fhi[ch], 4);
+        std::memcpy(&p[2 * lanes + l], &a.flo[ch], 4);
+      }
+      p[3 * lanes + l] = a.r32[ch];
+      p[4 * lanes + l] = a.sh32[ch];
+    }
+    p += 5 * lanes;
+  }
+  for (int kh = 0; kh < a.kh; ++kh)
+    for (int v = 0; v < 4; ++v)
+      for (int l = 0; l < lanes; ++l) {
+        const int ch = blk.c0 + lane_channel(v, l % lw);
+        int32_t sum = 0;
+        for (int kw = 0; kw < a.kw && ch < a.c; ++kw) sum += a.w[ch * taps + kh * a.kw + kw];
+        *p++ = 128 * sum;
+      }
+  return p;
+}
+
 template <int kMax>
 size_t pack(const DwPackArgs& a, void* dst) {
   size_t total = 0;
-  for (int b = 0; b < block_count<kMax>(a.c); ++b)
-    total += block_bytes(block<kMax>(a.c, b).width, a.kh, a.kw);
+  for (int b = 0; b < block_count<kMax>(a.c); ++b) {
+    const int w = block<kMax>(a.c, b).width;
+    total += block_bytes(w * reps<kMax>(w), a.kh, a.kw);
+  }
   if (dst == nullptr) return total;
   uint8_t* o = static_cast<uint8_t*>(dst);
-  const int taps = a.kh * a.kw;
   for (int b = 0; b < block_count<kMax>(a.c); ++b) {
     const Block blk = block<kMax>(a.c, b);
-    const int lanes = blk.width / 4;
-    for (int kh = 0; kh < a.kh; ++kh)
-      for (int q = 0; q < 2; ++q)
-        for (int g = 0; g < groups(a.kw, q); ++g)
-          for (int v = 0; v < 4; ++v)
-            for (int l = 0; l < lanes; ++l)
-              for (int j = 0; j < 4; ++j) {
-                const int ch = blk.c0 + lane_channel(v, l), kw = 4 * g + j - q;
-                const bool in = ch < a.c && kw >= 0 && kw < a.kw;
-                *o++ = static_cast<uint8_t>(in ? a.w[ch * taps + kh * a.kw + kw] : 0);
-              }
-    int32_t* p = reinterpret_cast<int32_t*>(o);
-    for (int v = 0; v < 4; ++v) {
-      for (int l = 0; l < lanes; ++l) {
-        const int ch = blk.c0 + lane_channel(v, l);
-        const int odd = blk.c0 + lane_channel(v, l + 1 < lanes ? l + 1 : l);
-        p[0 * lanes + l] = a.bias[ch];
-        p[1 * lanes + l] = a.mult[ch];
-        p[2 * lanes + l] = a.mult[odd];
-        if (a.fhi != nullptr) {  // float_requant: hi, lo of the lane's own channel
-          std::memcpy(&p[1 * lanes + l], &a.fhi[ch], 4);
-          std::memcpy(&p[2 * lanes + l], &a.flo[ch], 4);
-        }
-        p[3 * lanes + l] = a.r32[ch];
-        p[4 * lanes + l] = a.sh32[ch];
-      }
-      p += 5 * lanes;
-    }
-    for (int kh = 0; kh < a.kh; ++kh)
-      for (int v = 0; v < 4; ++v)
-        for (int l = 0; l < lanes; ++l) {
-          const int ch = blk.c0 + lane_channel(v, l);
-          int32_t sum = 0;
-          for (int kw = 0; kw < a.kw && ch < a.c; ++kw) sum += a.w[ch * taps + kh * a.kw + kw];
-          *p++ = 128 * sum;
-        }
-    o = reinterpret_cast<uint8_t*>(p);
+    const int pw = blk.width * reps<kMax>(blk.width);
+    o = pack_weights(a, blk, pw, o);
+    o = reinterpret_cast<uint8_t*>(pack_constants(a, blk, pw, reinterpret_cast<int32_t*>(o)));
   }
   return total;
 }
@@ -278,32 +321,69 @@ struct Z {  // 64 channels (AVX-512 F/BW)
 };
 #endif
 
-// Column groups of one block: plain row [columns][cp] -> [ngc][cp * 4],
-// as x ^ 0x80 = x + 128 (unsigned) with kFlip. Returns the OR of every byte
-// read (bit 7 of a byte: a negative value).
-template <class O, bool kFlip>
+// Column groups of one block: plain row [columns][cp] -> [ngc][cp * 4]
+// (vectors placed by goff<kR>), as x ^ 0x80 = x + 128 (unsigned) with
+// kFlip. Returns the OR of every byte read (bit 7 of a byte: a negative
+// value).
+template <class O, bool kFlip, int kR>
 typename O::V convert_block(const int8_t* plain, int ngc, int cp, int c0, int width,
                             int8_t* dst) {
   using V = typename O::V;
   V any = O::zero();
   const V flip = O::set8(kFlip ? 0x80 : 0);
+  const int64_t gstride = static_cast<int64_t>(cp) * 4;
   for (int gc = 0; gc < ngc; ++gc) {
     const int8_t* s = plain + static_cast<int64_t>(2 * gc) * cp + c0;
     const V t0 = O::load(s), t1 = O::load(s + cp), t2 = O::load(s + 2 * cp),
             t3 = O::load(s + 3 * cp);
     any = O::or_(any, O::or_(O::or_(t0, t1), O::or_(t2, t3)));
     const V a = O::lo8(t0, t1), b = O::hi8(t0, t1), c = O::lo8(t2, t3), d = O::hi8(t2, t3);
-    int8_t* o = dst + static_cast<int64_t>(gc) * cp * 4 + 4 * c0;
-    O::store(o, kFlip ? O::xor_(O::lo16(a, c), flip) : O::lo16(a, c));
-    O::store(o + width, kFlip ? O::xor_(O::hi16(a, c), flip) : O::hi16(a, c));
-    O::store(o + 2 * width, kFlip ? O::xor_(O::lo16(b, d), flip) : O::lo16(b, d));
-    O::store(o + 3 * width, kFlip ? O::xor_(O::hi16(b, d), flip) : O::hi16(b, d));
+    const V e[4] = {O::lo16(a, c), O::hi16(a, c), O::lo16(b, d), O::hi16(b, d)};
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v)
+      O::store(dst + goff<kR>(gc, v, c0, width, gstride), kFlip ? O::xor_(e[v], flip) : e[v]);
   }
   return any;
 }
+#if defined(OPENBPU_DW4_ZMM)
+// convert_block of a block of 64 / kR channels in zmm: the kR groups from
+// kR m (columns 2 kR m .. 2 kR m + 2 kR + 1) at once, lane h of t0..t3
+// taken from columns 2 (kR m + h) + 0..3; ngc is a multiple of kR.
+template <bool kFlip, int kR>
+__m512i convert_wide(const int8_t* plain, int ngc, int cp, int c0, int8_t* dst) {
+  using V = __m512i;
+  constexpr int kW = 64 / kR;
+  V any = Z::zero();
+  const V flip = Z::set8(kFlip ? 0x80 : 0);
+  const int64_t gstride = static_cast<int64_t>(cp) * 4;
+  for (int gc = 0; gc < ngc; gc += kR) {
+    const int8_t* s = plain + static_cast<int64_t>(2 * gc) * cp + c0;
+    V t[4];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      if constexpr (kR == 2) {
+        t[k] = _mm512_inserti64x4(_mm512_castsi256_si512(Y::load(s + k * cp)), Y::load(s + (k + 2) * cp), 1);
+      } else {
+        t[k] = _mm512_castsi128_si512(X::load(s + k * cp));
+        t[k] = _mm512_inserti32x4(t[k], X::load(s + (k + 2) * cp), 1);
+        t[k] = _mm512_inserti32x4(t[k], X::load(s + (k + 4) * cp), 2);
+        t[k] = _mm512_inserti32x4(t[k], X::load(s + (k + 6) * cp), 3);
+      }
+    }
+    any = Z::or_(any, Z::or_(Z::or_(t[0], t[1]), Z::or_(t[2], t[3])));
+    const V a = Z::lo8(t[0], t[1]), b = Z::hi8(t[0], t[1]), c = Z::lo8(t[2], t[3]), d = Z::hi8(t[2], t[3]);
+    const V e[4] = {Z::lo16(a, c), Z::hi16(a, c), Z::lo16(b, d), Z::hi16(b, d)};
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v)
+      Z::store(dst + goff<kR>(gc, v, c0, kW, gstride), kFlip ? Z::xor_(e[v], flip) : e[v]);
+  }
+  return any;
+}
+#endif
 // Every column of the row is read (group gc covers columns 2gc..2gc+3, the
 // row has 2 * ngc + 2) and every channel [0, cp): the answer covers the row.
 // With kFlip the groups hold x + 128 (unsigned), and the answer is false.
+// ngc is a multiple of galign<kMax>(c).
 template <bool kFlip, int kMax>
 bool convert(const int8_t* plain, int ngc, int c, int8_t* dst) {
   const int cp = cpad<kMax>(c);
@@ -312,14 +392,22 @@ bool convert(const int8_t* plain, int ngc, int c, int8_t* dst) {
     const Block blk = block<kMax>(c, b);
 #if defined(OPENBPU_DW4_ZMM)
     if (blk.width == 64) {
-      neg = Z::any_neg(convert_block<Z, kFlip>(plain, ngc, cp, blk.c0, 64, dst)) || neg;
+      neg = Z::any_neg(convert_block<Z, kFlip, 1>(plain, ngc, cp, blk.c0, 64, dst)) || neg;
+      continue;
+    }
+    if (blk.width == 32) {
+      neg = Z::any_neg(convert_wide<kFlip, 2>(plain, ngc, cp, blk.c0, dst)) || neg;
+      continue;
+    }
+    if (blk.width == 16) {
+      neg = Z::any_neg(convert_wide<kFlip, 4>(plain, ngc, cp, blk.c0, dst)) || neg;
       continue;
     }
 #endif
     if (blk.width == 32)
-      neg = Y::any_neg(convert_block<Y, kFlip>(plain, ngc, cp, blk.c0, 32, dst)) || neg;
+      neg = Y::any_neg(convert_block<Y, kFlip, reps<kMax>(32)>(plain, ngc, cp, blk.c0, 32, dst)) || neg;
     else
-      neg = X::any_neg(convert_block<X, kFlip>(plain, ngc, cp, blk.c0, 16, dst)) || neg;
+      neg = X::any_neg(convert_block<X, kFlip, reps<kMax>(16)>(plain, ngc, cp, blk.c0, 16, dst)) || neg;
   }
   return neg && !kFlip;
 }
@@ -404,34 +492,120 @@ __attribute__((always_inline)) inline void finish(const Sink<O>& s, const typena
   }
 }
 
-// One block of channels over all pixels of the row. KH, NG > 0 fix the
-// kernel height and the groups per kernel row (both parities) at compile
-// time; with stride 1 two adjacent pixels (even and odd first column) read
-// the same groups, loaded once.
-template <class O, class Mac, bool kSigned, bool kFloat, int KH, int NG>
-void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
-  using V = typename O::V;
-  const int kh_n = KH > 0 ? KH : a.kh;
-  const int lanes = width / 4;
-  const int g0 = NG > 0 ? NG : groups(a.kw, 0), g1 = NG > 0 ? NG : groups(a.kw, 1);
-  const int64_t gstride = static_cast<int64_t>(a.cp) * 4;  // bytes per group column
-  const size_t row_w = static_cast<size_t>(g0 + g1) * 4 * width;
-  const uint8_t* w1 = wp + static_cast<size_t>(g0) * 4 * width;  // odd parity
-  const int32_t* par = reinterpret_cast<const int32_t*>(wp + weight_bytes(width, kh_n, a.kw));
-  const V ones = O::ones16();
-  const bool fused = a.out != nullptr;
-  const Sink<O> sink(a, c0, width);
-  // Initial accumulators: the bias when requantizing here; with Mac::kFlip
-  // (rows of x + 128) minus 128 * the weight sums of the kernel rows inside
-  // the image (a row outside is the zero row of 0 bytes, adding nothing).
-  V init[4];
+// Initial accumulators of a block (lanes int32 per packed vector): the
+// bias when requantizing here; with Mac::kFlip (rows of x + 128) minus 128 *
+// the weight sums of the kernel rows inside the image (a row outside is the
+// zero row of 0 bytes, adding nothing).
+template <class O, class Mac>
+inline void init_acc(const DwRowArgs& a, const int32_t* par, int lanes, int kh_n,
+                     typename O::V (&init)[4]) {
   for (int v = 0; v < 4; ++v) {
-    init[v] = fused ? O::load(par + v * 5 * lanes) : O::zero();
+    init[v] = a.out != nullptr ? O::load(par + v * 5 * lanes) : O::zero();
     if (Mac::kFlip)
       for (int kh = 0; kh < kh_n; ++kh)
         if (a.rows[kh] != a.zero_row)
           init[v] = O::sub32(init[v], O::load(par + (20 + (4 * kh + v)) * lanes));
   }
+}
+
+#if defined(OPENBPU_DW4_ZMM)
+// Chunk h (64 / kR bytes) of a zmm, stored to o: n bytes (n <= 64 / kR).
+template <int kR>
+__attribute__((always_inline)) inline void put_chunk(int8_t* o, __m512i r, int h, int n) {
+  if constexpr (kR == 2) {
+    const __m256i y = h == 0 ? _mm512_castsi512_si256(r) : _mm512_extracti64x4_epi64(r, 1);
+#if !defined(OPENBPU_KERNELS_SIMDE)
+    if (n < 32) return _mm256_mask_storeu_epi8(o, static_cast<__mmask32>((uint64_t{1} << n) - 1), y);
+#endif
+    if (n == 32) return Y::store(o, y);
+    alignas(32) int8_t tmp[32];
+    Y::store(tmp, y);
+    copy_bytes(o, tmp, static_cast<size_t>(n));
+  } else {
+    const __m128i x = h == 0 ? _mm512_castsi512_si128(r)
+                      : h == 1 ? _mm512_extracti32x4_epi32(r, 1)
+                      : h == 2 ? _mm512_extracti32x4_epi32(r, 2)
+                               : _mm512_extracti32x4_epi32(r, 3);
+#if !defined(OPENBPU_KERNELS_SIMDE)
+    if (n < 16) return _mm_mask_storeu_epi8(o, static_cast<__mmask16>((1u << n) - 1), x);
+#endif
+    if (n == 16) return X::store(o, x);
+    alignas(16) int8_t tmp[16];
+    X::store(tmp, x);
+    copy_bytes(o, tmp, static_cast<size_t>(n));
+  }
+}
+
+// A block of 64 / kR channels (kR groups per zmm, goff), fused output: 2 kR
+// pixels per step, from pixel 0 while all 2 kR exist. kS1 (stride 1): zmm
+// column i holds groups kR i + h, read by pixels 2 (kR i + h) + q with the
+// weights of parity q; else stride 2: columns 2i and 2i + 1, pixels
+// kR (2i + k) + h, parity 0. Returns the first pixel left.
+template <class Mac, bool kFloat, int KH, int NG, int kR, bool kS1>
+int wide_row(const DwRowArgs& a, const int8_t* const* rows, const uint8_t* wp, int c0) {
+  using V = __m512i;
+  constexpr int kW = 64 / kR;
+  const int64_t gstride = static_cast<int64_t>(a.cp) * 4;
+  const size_t row_w = static_cast<size_t>(2 * NG) * 4 * 64;
+  const uint8_t* w1 = kS1 ? wp + static_cast<size_t>(NG) * 4 * 64 : wp;
+  const int32_t* par = reinterpret_cast<const int32_t*>(wp + weight_bytes(64, KH, a.kw));
+  const V ones = Z::ones16();
+  const Sink<Z> sink(a, c0, kW);
+  V init[4];
+  init_acc<Z, Mac>(a, par, 16, KH, init);
+  int i = 0;
+  for (; 2 * kR * (i + 1) <= a.npix; ++i) {
+    V acc[2][4];
+#pragma GCC unroll 16
+    for (int v = 0; v < 4; ++v) acc[0][v] = acc[1][v] = init[v];
+#pragma GCC unroll 16
+    for (int kh = 0; kh < KH; ++kh)
+#pragma GCC unroll 16
+      for (int j = 0; j < NG; ++j)
+#pragma GCC unroll 16
+        for (int v = 0; v < 4; ++v) {
+          const size_t wo = kh * row_w + (4 * j + v) * size_t{64};
+          const int64_t col = kR * ((kS1 ? i : 2 * i) + j);
+          const V x0 = Z::load(rows[kh] + goff<kR>(col, v, c0, kW, gstride));
+          const V x1 = kS1 ? x0 : Z::load(rows[kh] + goff<kR>(col + kR, v, c0, kW, gstride));
+          acc[0][v] = Mac::template dot4<Z>(acc[0][v], x0, Z::load(wp + wo), ones);
+          acc[1][v] = Mac::template dot4<Z>(acc[1][v], x1, Z::load(w1 + wo), ones);
+        }
+    V r[2];
+    requant<Z, 2, kFloat>(acc, par, 16, r);
+#pragma GCC unroll 2
+    for (int k = 0; k < 2; ++k) {
+      const V y = Z::min8(Z::max8(r[k], sink.lo), sink.hi);
+#pragma GCC unroll 4
+      for (int h = 0; h < kR; ++h) {
+        const int64_t pix = kS1 ? 2 * (kR * i + h) + k : kR * (2 * i + k) + h;
+        put_chunk<kR>(sink.out + pix * sink.pstride, y, h, sink.n);
+      }
+    }
+  }
+  return 2 * kR * i;
+}
+#endif
+
+// One block of channels over all pixels of the row. KH, NG > 0 fix the
+// kernel height and the groups per kernel row (both parities) at compile
+// time; with stride 1 two adjacent pixels (even and odd first column) read
+// the same groups, loaded once. kR > 1 (blocks of 64 / kR channels on the
+// zmm table, goff): the fused stride 1 and 2 rows start with wide_row.
+template <class O, class Mac, bool kSigned, bool kFloat, int KH, int NG, int kR>
+void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
+  using V = typename O::V;
+  const int kh_n = KH > 0 ? KH : a.kh;
+  const int pw = width * kR, lanes = pw / 4;  // packed vector bytes, int32 lanes
+  const int g0 = NG > 0 ? NG : groups(a.kw, 0), g1 = NG > 0 ? NG : groups(a.kw, 1);
+  const int64_t gstride = static_cast<int64_t>(a.cp) * 4;  // bytes per group column
+  const size_t row_w = static_cast<size_t>(g0 + g1) * 4 * pw;
+  const uint8_t* w1 = wp + static_cast<size_t>(g0) * 4 * pw;  // odd parity
+  const int32_t* par = reinterpret_cast<const int32_t*>(wp + weight_bytes(pw, kh_n, a.kw));
+  const V ones = O::ones16();
+  const Sink<O> sink(a, c0, width);
+  V init[4];
+  init_acc<O, Mac>(a, par, lanes, kh_n, init);
   // The kernel rows' pointers in locals (KH > 0), not reloaded after stores.
   const int8_t* row_ptrs[KH > 0 ? KH : 1];
   const int8_t* const* rows = a.rows;
@@ -448,22 +622,26 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   };
   const int stride = a.stride, npix = a.npix;
   int p = 0;
+#if defined(OPENBPU_DW4_ZMM)
+  if constexpr (kR > 1 && NG > 0 && (kR == 2 || NG == 1)) {
+    if (a.out != nullptr && stride == 1) p = wide_row<Mac, kFloat, KH, NG, kR, true>(a, rows, wp, c0);
+    if (a.out != nullptr && stride == 2) p = wide_row<Mac, kFloat, KH, NG, kR, false>(a, rows, wp, c0);
+  }
+#endif
   if (NG > 0 && stride == 1) {  // pairs: pixel p (even column), p + 1 (odd)
     for (; p + 1 < npix; p += 2) {
-      const int64_t off = static_cast<int64_t>(p) / 2 * gstride + 4 * c0;
       V acc[2][4];
 #pragma GCC unroll 16
       for (int v = 0; v < 4; ++v)
         acc[0][v] = acc[1][v] = init[v];
 #pragma GCC unroll 16
       for (int kh = 0; kh < kh_n; ++kh) {
-        const int8_t* g = rows[kh] + off;
 #pragma GCC unroll 16
         for (int j = 0; j < NG; ++j)
   #pragma GCC unroll 16
           for (int v = 0; v < 4; ++v) {
-            const V x = O::load(g + 2 * j * gstride + v * width);
-            const size_t wo = kh * row_w + (4 * j + v) * static_cast<size_t>(width);
+            const V x = O::load(rows[kh] + goff<kR>(p / 2 + 2 * j, v, c0, width, gstride));
+            const size_t wo = kh * row_w + (4 * j + v) * static_cast<size_t>(pw);
             acc[0][v] = mac(acc[0][v], x, wp + wo);
             acc[1][v] = mac(acc[1][v], x, w1 + wo);
           }
@@ -475,17 +653,14 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   auto pixel = [&](int pix, V (&acc)[4]) {
     const int b = pix * stride;
     const int q = b & 1;
-    const int64_t off = static_cast<int64_t>(b - q) / 2 * gstride + 4 * c0;
     const uint8_t* w = q == 0 ? wp : w1;
     const int ng = q == 0 ? g0 : g1;
     for (int v = 0; v < 4; ++v) acc[v] = init[v];
-    for (int kh = 0; kh < kh_n; ++kh) {
-      const int8_t* g = rows[kh] + off;
+    for (int kh = 0; kh < kh_n; ++kh)
       for (int j = 0; j < ng; ++j)
         for (int v = 0; v < 4; ++v)
-          acc[v] = mac(acc[v], O::load(g + 2 * j * gstride + v * width),
-                       w + kh * row_w + (4 * j + v) * static_cast<size_t>(width));
-    }
+          acc[v] = mac(acc[v], O::load(rows[kh] + goff<kR>((b - q) / 2 + 2 * j, v, c0, width, gstride)),
+                       w + kh * row_w + (4 * j + v) * static_cast<size_t>(pw));
   };
   if (NG > 0 && stride % 2 == 0) {  // pairs of even first columns: one epilogue
     for (; p + 1 < npix; p += 2) {
@@ -502,27 +677,27 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   }
 }
 
-template <class O, class Mac, bool kSigned, bool kFloat>
+template <class O, class Mac, bool kSigned, bool kFloat, int kR>
 void block_row_any(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   if (a.kh == 3 && a.kw == 3)
-    block_row<O, Mac, kSigned, kFloat, 3, 1>(a, wp, c0, width);
+    block_row<O, Mac, kSigned, kFloat, 3, 1, kR>(a, wp, c0, width);
   else if (a.kh == 5 && a.kw == 5)
-    block_row<O, Mac, kSigned, kFloat, 5, 2>(a, wp, c0, width);
+    block_row<O, Mac, kSigned, kFloat, 5, 2, kR>(a, wp, c0, width);
   else if (a.kh == 1 && a.kw == 1)
-    block_row<O, Mac, kSigned, kFloat, 1, 1>(a, wp, c0, width);
+    block_row<O, Mac, kSigned, kFloat, 1, 1, kR>(a, wp, c0, width);
   else
-    block_row<O, Mac, kSigned, kFloat, 0, 0>(a, wp, c0, width);
+    block_row<O, Mac, kSigned, kFloat, 0, 0, kR>(a, wp, c0, width);
 }
 
 // Not inlined: with kFloat it runs between row()'s MXCSR writes, which the
 // compiler does not order against vector float operations it could see.
 // Mac::kFlip kernels read x + 128 only (DwRowArgs::nonneg is then true).
-template <class O, class Mac, bool kFloat>
+template <class O, class Mac, bool kFloat, int kR>
 void block_row_sign(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   if (Mac::kFlip || a.nonneg)
-    block_row_any<O, Mac, false, kFloat>(a, wp, c0, width);
+    block_row_any<O, Mac, false, kFloat, kR>(a, wp, c0, width);
   else if constexpr (!Mac::kFlip)
-    block_row_any<O, Mac, true, kFloat>(a, wp, c0, width);
+    block_row_any<O, Mac, true, kFloat, kR>(a, wp, c0, width);
 }
 
 template <class Mac, int kMax, bool kFloat>
@@ -531,11 +706,11 @@ __attribute__((noinline)) void row_blocks(const DwRowArgs& a) {
   for (int b = 0; b < block_count<kMax>(a.c); ++b) {
     const Block blk = block<kMax>(a.c, b);
 #if defined(OPENBPU_DW4_ZMM)
-    if (blk.width == 64) block_row_sign<Z, Mac, kFloat>(a, wp, blk.c0, 64);
+    if (blk.width == 64) block_row_sign<Z, Mac, kFloat, 1>(a, wp, blk.c0, 64);
 #endif
-    if (blk.width == 32) block_row_sign<Y, Mac, kFloat>(a, wp, blk.c0, 32);
-    if (blk.width == 16) block_row_sign<X, Mac, kFloat>(a, wp, blk.c0, 16);
-    wp += block_bytes(blk.width, a.kh, a.kw);
+    if (blk.width == 32) block_row_sign<Y, Mac, kFloat, reps<kMax>(32)>(a, wp, blk.c0, 32);
+    if (blk.width == 16) block_row_sign<X, Mac, kFloat, reps<kMax>(16)>(a, wp, blk.c0, 16);
+    wp += block_bytes(blk.width * reps<kMax>(blk.width), a.kh, a.kw);
   }
 }
 
