@@ -468,13 +468,29 @@ TEST(OptConv, FloatRequant3IsExact) {
               checked);
 }
 
+// The accumulator of largest magnitude at most bmax (sign bsign) for which
+// fma(float(acc), M/2^S, 1/2) rounded to nearest is not requant(acc, M, S)
+// (x + 1/2 just below an integer, within half a float step), else bsign * bmax.
+int32_t near_tie_bias(int32_t m, int s, int64_t bmax, int bsign) {
+  const volatile float hi = std::ldexp(static_cast<float>(m), -s);  // exact (M < 2^24)
+  for (int64_t b = bmax; b > bmax - 20000 && b > 0; --b) {
+    const int64_t acc = bsign * b;
+    const float z = std::fma(static_cast<float>(acc), hi, 0.5f);  // the default mode: nearest
+    if (static_cast<int64_t>(std::floor(z)) != requant_int(acc, m, s)) return static_cast<int32_t>(acc);
+  }
+  return static_cast<int32_t>(bsign * bmax);
+}
+
 // Bias, multiplier and shift of one channel of a float_requant case (the
 // sum of its |w| is wsum) by mode: 0 a converted layer's ratio
 // (isa::quantize_multiplier: 24 significant bits, the 3-operation form), 1
 // power-of-two ratios (exact halves), 2 shifts below 33, 3 a 31-bit M (the
 // rule before November 2026: the 5-operation form), 4 small odd M (ties
 // every 2^(S-1) accumulators), 5 the bias that puts the bound at exactly
-// 2^24 (bsign: its sign), which inputs of -128 reach, ratios that saturate.
+// 2^24 (bsign: its sign), which inputs of -128 reach, ratios that saturate,
+// 6 a bias near the bound for which the 3-operation form's fma, rounded to
+// nearest instead of down, would give the next integer (inputs of 0: every
+// accumulator is that bias).
 void float_rq_consts(Rng& r, int mode, int64_t wsum, int bsign, int32_t* b, int32_t* m, int32_t* s) {
   *b = r.uniform(-30000, 30000);
   if (mode == 0) {
@@ -490,9 +506,12 @@ void float_rq_consts(Rng& r, int mode, int64_t wsum, int bsign, int32_t* b, int3
   } else if (mode == 4) {
     *m = 2 * r.uniform(0, 500) + 1;
     *s = 32 - __builtin_clz(static_cast<unsigned>(*m)) + r.uniform(1, 9);
-  } else {
+  } else if (mode == 5) {
     *b = static_cast<int32_t>(bsign * ((int64_t{1} << 24) - 128 * wsum));
     isa::quantize_multiplier(std::ldexp(static_cast<double>(r.uniform(64, 400)), -24), m, s);
+  } else {
+    isa::quantize_multiplier(std::ldexp(static_cast<double>(r.uniform(20, 120)), -24), m, s);
+    *b = near_tie_bias(*m, *s, (int64_t{1} << 24) - 128 * wsum, bsign);
   }
 }
 
@@ -500,7 +519,7 @@ void float_rq_consts(Rng& r, int mode, int64_t wsum, int bsign, int32_t* b, int3
 // output, no residual, every channel meeting the condition. Depthwise (dw4)
 // or dense (the GEMM tiles: 8x32, 16x16 for <= 16 output channels, one
 // pixel). three: only multipliers of at most 24 significant bits (every lo
-// is 0: the 3-operation form), modes 0, 4, 5 of float_rq_consts; else
+// is 0: the 3-operation form), modes 0, 4, 5, 6 of float_rq_consts; else
 // modes 0-3.
 bool float_rq_case(Rng& r, bool dense, bool three, Case* out) {
   isa::Conv c;
@@ -519,13 +538,15 @@ bool float_rq_case(Rng& r, bool dense, bool three, Case* out) {
   const int oh = (ih + c.pad_top + c.pad_bottom - kk) / c.stride_h + 1;
   const int ow = (iw + c.pad_left + c.pad_right - kk) / c.stride_w + 1;
   if (oh < 1 || ow < 1) return false;
-  const int mode = three ? r.pick<int>({0, 4, 5}) : r.uniform(0, 3);
+  const int mode = three ? r.pick<int>({0, 4, 5, 6}) : r.uniform(0, 3);
   const int bsign = r.chance(0.5) ? 1 : -1;  // mode 5: the sign of the bound's accumulator
   Case cs;
   Arena& a = cs.arena;
   c.in = place(r, &a.input, isa::Region::kInput, isa::DType::kInt8, {1, ih, iw, cin}, true);
   if (mode == 5)  // -128 everywhere (some values 127: not quite the bound)
     for (size_t i = c.in.offset; i < a.input.size(); ++i) a.input[i] = r.chance(0.9) ? 0x80 : 0x7f;
+  else if (mode == 6)  // mostly 0: the accumulator is the bias
+    for (size_t i = c.in.offset; i < a.input.size(); ++i) a.input[i] = r.chance(0.9) ? 0 : a.input[i];
   else if (r.chance(0.3))
     for (size_t i = c.in.offset; i < a.input.size(); ++i) a.input[i] &= 0x7f;
   c.out = place(r, &a.output, isa::Region::kOutput, isa::DType::kInt8, {1, oh, ow, C}, false);
