@@ -345,6 +345,16 @@ T load_const(const Memory& mem, const isa::ConstRef& r, int64_t i) {
   return v;
 }
 
+// requant(acc, M, S) = requant(acc, M * 2^k, S + k) exactly (numerator and
+// denominator times 2^k): a shift below 33 becomes 33 where M * 2^(33 - S)
+// stays below 2^31 (the converter's 24-bit multipliers from S = 26 on), so
+// the S >= 33 forms apply (a residual's Mr shares S: not there).
+void widen_shift(int32_t* m, int* s) {
+  if (*s >= 33 || *s <= 2 || (int64_t{*m} << (33 - *s)) >= (int64_t{1} << 31)) return;
+  *m = static_cast<int32_t>(int64_t{*m} << (33 - *s));
+  *s = 33;
+}
+
 // float_requant for every output channel of weights w ([cout][k] int8):
 // |acc| <= |bias| + 128 * sum |w| (inputs in [-128, 127]); float3 when
 // every lo is 0 (multipliers of at most 24 significant bits).
@@ -423,8 +433,8 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
     p.bias[co] = c.bias.count != 0 ? load_const<int32_t>(mem, c.bias, co) : 0;
     if (!int32_out) {
       p.mult[co] = load_const<int32_t>(mem, c.multiplier, co);
-      const int s =
-          std::min(63, std::max(0, static_cast<int>(load_const<int8_t>(mem, c.shift, co))));
+      int s = std::min(63, std::max(0, static_cast<int>(load_const<int8_t>(mem, c.shift, co))));
+      if (!residual) widen_shift(&p.mult[co], &s);
       p.shift[co] = static_cast<int8_t>(s);
       if (residual) p.rmult[co] = load_const<int32_t>(mem, c.residual_multiplier, co);
       if (s < 31 && static_cast<int64_t>(p.mult[co]) > (int64_t{1} << s)) p.m_le_2s = false;
