@@ -16,9 +16,10 @@ int32_t quantize_value(double v, double scale, IntRange range) {
 
 void quantize_multipliers(const double* r, int n, int max_shift, int32_t* m, int32_t* shift) {
   // Compare in floating point: r * 2^63 can exceed the int64 range.
+  const double bound = std::ldexp(1.0, kMultiplierBits) - 0.5;
   auto fits = [&](int s) {
     for (int i = 0; i < n; ++i)
-      if (std::ldexp(r[i], s) >= 2147483647.5) return false;
+      if (std::ldexp(r[i], s) >= bound) return false;
     return true;
   };
   int s = max_shift;

@@ -79,8 +79,13 @@ constexpr int64_t lut_entry_input(DType in, int i) { return in == DType::kInt8 ?
 // ---- requantization multipliers --------------------------------------------
 
 // The one multiplier/shift derivation: for ratios r[0..n) > 0, the largest
-// shift S <= max_shift with round(r[i] * 2^S) < 2^31 for every i (or 0), and
-// M[i] = round(r[i] * 2^S) clamped to [1, 2^31 - 1]; then r[i] ~= M[i] / 2^S.
+// shift S <= max_shift with round(r[i] * 2^S) < 2^kMultiplierBits for every
+// i (or 0), and M[i] = round(r[i] * 2^S) clamped to [1, 2^31 - 1]; then
+// r[i] ~= M[i] / 2^S. At most 24 significant bits (unless S = 0 and r >=
+// 2^24): the simulator's float requantization is then exact in 3
+// operations (docs/numerics.md, "Deriving M and S"); the contract still
+// accepts any M in (0, 2^31).
+inline constexpr int kMultiplierBits = 24;
 void quantize_multipliers(const double* r, int n, int max_shift, int32_t* m, int32_t* shift);
 
 // One ratio (convolutions, element-wise multiplication), S <= max_shift.

@@ -76,6 +76,9 @@ struct RequantParams {
   bool float_rq = false;
   const float* fhi = nullptr;
   const float* flo = nullptr;
+  // float_rq and every channel's lo == 0 (M < 2^24): the 3-operation form
+  // (FloatRequant), flo unused.
+  bool float3 = false;
 };
 
 // float_requant: requant(acc, M, S) = floor((acc*M + 2^(S-1)) / 2^S) in
@@ -92,6 +95,11 @@ struct RequantParams {
 // floats (|x| < 2^22), hence k - 1/2 <= z < k + 1/2, k <= z + 1/2 < k + 1
 // and its rounding down stays in [k, k + 1): the conversion, rounding down,
 // gives k (docs/kernels.md). False when the condition fails.
+// When lo == 0 (M < 2^24, the converter's multipliers) the same argument
+// with z = x exactly gives the 3-operation form
+//   y = int(fma(float(acc), hi, 0.5))
+// (the fma rounds x + 1/2 once, down, which never crosses the integer
+// floor(x + 1/2) = k, a float since |k| <= 2^22).
 struct FloatRequant {
   float hi, lo;
 };
@@ -190,8 +198,10 @@ struct DwRowArgs {
   int32_t* acc;
   int acc_stride;
   // With out: requantize in fp32 (float_requant; the pack holds FloatRequant
-  // constants) instead of the S >= 33 integer form.
+  // constants) instead of the S >= 33 integer form; float3: every lo is 0,
+  // the 3-operation form (RequantParams::float3).
   bool float_requant = false;
+  bool float3 = false;
 };
 
 // Depthwise 1x1, stride 1, over dense int8 maps (the "flat" path: per-
@@ -207,10 +217,12 @@ struct DwFlatPackArgs {
   const int32_t *bias, *mult, *r32, *sh32;
   // float_requant constants (natural order) when the plan proved it, else
   // nullptr; a pack that lays out a float_requant kernel (exact for any S)
-  // sets *float_out (when not nullptr) to true.
+  // sets *float_out (when not nullptr) to true. float3: every flo is 0 (the
+  // 3-operation form, RequantParams::float3).
   const float* fhi = nullptr;
   const float* flo = nullptr;
   bool* float_out = nullptr;
+  bool float3 = false;
 };
 struct DwFlatArgs {
   const int8_t* in;

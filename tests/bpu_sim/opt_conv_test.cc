@@ -263,9 +263,11 @@ TEST(OptConv, PerChannelScaleMatchesReference) {
     c.weight = add_const(&a.consts, wt.data(), wt.size(), static_cast<uint32_t>(C));
     std::vector<int32_t> b(static_cast<size_t>(C)), m(static_cast<size_t>(C));
     std::vector<int8_t> sh(static_cast<size_t>(C));
+    const bool m24 = r.chance(0.5);  // the converter's 24 bits (3-operation form) or 31
     for (int k = 0; k < C; ++k) {
       b[k] = r.uniform(-20000, 20000);
-      m[k] = std::uniform_int_distribution<int32_t>(1 << 30, INT32_MAX)(r.gen());
+      m[k] = m24 ? r.uniform(1, (1 << 24) - 1)
+                 : std::uniform_int_distribution<int32_t>(1 << 30, INT32_MAX)(r.gen());
       sh[k] = static_cast<int8_t>(r.uniform(r.chance(0.8) ? 33 : 20, 45));
     }
     c.bias = add_const(&a.consts, b.data(), b.size() * 4, static_cast<uint32_t>(C));
@@ -358,11 +360,55 @@ int64_t requant_int(int64_t acc, int32_t m, int s) {
   return (acc * m + (s > 0 ? int64_t{1} << (s - 1) : 0)) >> s;  // |acc*m| < 2^55
 }
 
+// The 3-operation form (FloatRequant with lo == 0): int(fma(float(acc),
+// hi, 1/2)), rounding as the current mode says.
+int64_t float3_scalar(int32_t acc, kern::FloatRequant f) {
+  volatile float hi = f.hi;
+  return static_cast<int64_t>(std::floor(std::fma(static_cast<float>(acc), hi, 0.5f)));
+}
+
+// For a channel (m, s) float_requant_channel accepts: every accumulator up
+// to its largest accepted bound gives requant's result through eval(acc, f)
+// (rounding down set by the caller). Exhaustive for bounds up to 2^19, else
+// around every result in [-300, 300] (with the ties among them) and the
+// ends. Counts into *accepted, *checked.
+template <class Eval>
+void check_largest_bound(int32_t m, int s, Eval eval, int* accepted, int* checked) {
+  kern::FloatRequant f;
+  int64_t lo = -1, hi = (int64_t{1} << 24) + 1;  // binary search: acceptance is monotone
+  while (hi - lo > 1) {
+    const int64_t mid = (lo + hi) / 2;
+    (kern::float_requant_channel(mid, m, s, &f) ? lo : hi) = mid;
+  }
+  if (lo < 0) return;
+  ASSERT_FALSE(kern::float_requant_channel(lo + 1, m, s, &f));
+  ASSERT_TRUE(kern::float_requant_channel(lo, m, s, &f));
+  ++*accepted;
+  auto check = [&](int64_t acc) {
+    ++*checked;
+    return eval(static_cast<int32_t>(acc), f) == requant_int(acc, m, s);
+  };
+  const int64_t amax = lo;
+  if (amax <= (int64_t{1} << 19)) {
+    for (int64_t acc = -amax; acc <= amax; ++acc)
+      ASSERT_TRUE(check(acc)) << "M " << m << " S " << s << " acc " << acc;
+    return;
+  }
+  for (int64_t y = -300; y <= 300; ++y) {  // accumulators around result y
+    const int64_t c = static_cast<int64_t>(std::ldexp(static_cast<double>(y), s) / m);
+    for (int64_t acc = std::max(-amax, c - 600); acc <= std::min(amax, c + 600); ++acc)
+      ASSERT_TRUE(check(acc)) << "M " << m << " S " << s << " acc " << acc;
+    const long double tie = std::ldexp(static_cast<long double>(2 * y + 1), s - 1) / m;
+    const int64_t t = static_cast<int64_t>(tie);  // acc * M = (y + 1/2) * 2^S, when an integer
+    if (static_cast<long double>(t) == tie && std::llabs(t) <= amax)
+      ASSERT_TRUE(check(t)) << "tie: M " << m << " S " << s << " acc " << t;
+  }
+  ASSERT_TRUE(check(amax) && check(-amax)) << "M " << m << " S " << s << " bound " << amax;
+}
+
 // Every accumulator a channel accepted by float_requant_channel can reach
 // gives requant's result: edge multipliers (M_lo at its extremes, M of 24
 // bits or less, 2^31 - 1), shifts 0..63, the largest accepted bound.
-// Exhaustive for bounds up to 2^19, else around every result in [-300, 300]
-// and the ends.
 TEST(OptConv, FloatRequantIsExact) {
   Rng r(2468);
   const std::vector<int32_t> edge = {1,          3,          (1 << 24) - 1, 1 << 24,
@@ -371,38 +417,12 @@ TEST(OptConv, FloatRequantIsExact) {
   int accepted = 0, checked = 0;
   const int old_mode = std::fegetround();
   std::fesetround(FE_DOWNWARD);
-  for (int it = 0; it < 120; ++it) {
+  for (int it = 0; it < 120 && !HasFatalFailure(); ++it) {
     const int32_t m = it < static_cast<int>(edge.size()) * 4
                           ? edge[static_cast<size_t>(it) % edge.size()]
                           : std::uniform_int_distribution<int32_t>(1, INT32_MAX)(r.gen());
     const int s = it < 40 ? r.uniform(28, 63) : r.uniform(0, 63);
-    // The largest accepted bound (binary search: acceptance is monotone).
-    kern::FloatRequant f;
-    int64_t lo = -1, hi = (int64_t{1} << 24) + 1;
-    while (hi - lo > 1) {
-      const int64_t mid = (lo + hi) / 2;
-      (kern::float_requant_channel(mid, m, s, &f) ? lo : hi) = mid;
-    }
-    if (lo < 0) continue;
-    ASSERT_FALSE(kern::float_requant_channel(lo + 1, m, s, &f));
-    ASSERT_TRUE(kern::float_requant_channel(lo, m, s, &f));
-    ++accepted;
-    auto check = [&](int64_t acc) {
-      ++checked;
-      return float_requant_scalar(static_cast<int32_t>(acc), f) == requant_int(acc, m, s);
-    };
-    const int64_t amax = lo;
-    if (amax <= (int64_t{1} << 19)) {
-      for (int64_t acc = -amax; acc <= amax; ++acc)
-        ASSERT_TRUE(check(acc)) << "M " << m << " S " << s << " acc " << acc;
-    } else {
-      for (int64_t y = -300; y <= 300; ++y) {  // accumulators around result y
-        const int64_t c = static_cast<int64_t>(std::ldexp(static_cast<double>(y), s) / m);
-        for (int64_t acc = std::max(-amax, c - 600); acc <= std::min(amax, c + 600); ++acc)
-          ASSERT_TRUE(check(acc)) << "M " << m << " S " << s << " acc " << acc;
-      }
-      ASSERT_TRUE(check(amax) && check(-amax));
-    }
+    check_largest_bound(m, s, float_requant_scalar, &accepted, &checked);
   }
   std::fesetround(old_mode);
   EXPECT_GE(accepted, 60);
@@ -433,12 +453,99 @@ bool finish_q_case(isa::Conv c, const std::vector<int8_t>& w, const std::vector<
   return true;
 }
 
+// The 3-operation form for multipliers of at most 24 significant bits (the
+// converter's rule, isa::quantize_multipliers): every such M has lo == 0;
+// edge multipliers, the converter's own (ratios over 2^-40..2^20, shared
+// pairs), odd M with small shifts (ties every few accumulators), shifts
+// 0..63, bounds up to 2^24.
+TEST(OptConv, FloatRequant3IsExact) {
+  Rng r(8642);
+  const std::vector<int32_t> edge = {1, 3, 5, 7, (1 << 23) - 1, 1 << 23, (1 << 23) + 1,
+                                     (1 << 24) - 1, 3 << 21, 0xAAAAAB, 1 << 24};
+  int accepted = 0, checked = 0;
+  auto three = [](int32_t acc, kern::FloatRequant f) {
+    EXPECT_EQ(f.lo, 0.0f);
+    return float3_scalar(acc, f);
+  };
+  const int old_mode = std::fegetround();
+  std::fesetround(FE_DOWNWARD);
+  for (int it = 0; it < 200 && !HasFatalFailure(); ++it) {
+    int32_t m, s, m2;
+    if (it < static_cast<int>(edge.size()) * 4) {
+      m = edge[static_cast<size_t>(it) % edge.size()], s = r.uniform(0, 63);
+    } else if (it < 120) {
+      const double ratio = std::ldexp(r.uniform(1 << 20, 1 << 21) / double{1 << 20}, r.uniform(-40, 20));
+      if (it % 2 == 0)
+        isa::quantize_multiplier(ratio, &m, &s);
+      else
+        isa::quantize_multiplier_pair(ratio, ratio * r.uniform(1, 1000) / 1000.0, &m, &m2, &s);
+      EXPECT_LT(m, 1 << isa::kMultiplierBits) << ratio;
+    } else {
+      m = 2 * r.uniform(0, 1 << 20) + 1;
+      s = 32 - __builtin_clz(static_cast<unsigned>(m)) + r.uniform(1, 12);
+    }
+    check_largest_bound(m, s, three, &accepted, &checked);
+  }
+  std::fesetround(old_mode);
+  EXPECT_GE(accepted, 150);
+  std::printf("3-operation float_requant: %d channels accepted, %d accumulators checked\n", accepted,
+              checked);
+}
+
+// The accumulator of largest magnitude at most bmax (sign bsign) for which
+// fma(float(acc), M/2^S, 1/2) rounded to nearest is not requant(acc, M, S)
+// (x + 1/2 just below an integer, within half a float step), else bsign * bmax.
+int32_t near_tie_bias(int32_t m, int s, int64_t bmax, int bsign) {
+  const volatile float hi = std::ldexp(static_cast<float>(m), -s);  // exact (M < 2^24)
+  for (int64_t b = bmax; b > bmax - 20000 && b > 0; --b) {
+    const int64_t acc = bsign * b;
+    const float z = std::fma(static_cast<float>(acc), hi, 0.5f);  // the default mode: nearest
+    if (static_cast<int64_t>(std::floor(z)) != requant_int(acc, m, s)) return static_cast<int32_t>(acc);
+  }
+  return static_cast<int32_t>(bsign * bmax);
+}
+
+// Bias, multiplier and shift of one channel of a float_requant case (the
+// sum of its |w| is wsum) by mode: 0 a converted layer's ratio
+// (isa::quantize_multiplier: 24 significant bits, the 3-operation form), 1
+// power-of-two ratios (exact halves), 2 shifts below 33, 3 a 31-bit M (the
+// rule before November 2026: the 5-operation form), 4 small odd M (ties
+// every 2^(S-1) accumulators), 5 the bias that puts the bound at exactly
+// 2^24 (bsign: its sign), which inputs of -128 reach, ratios that saturate,
+// 6 a bias near the bound for which the 3-operation form's fma, rounded to
+// nearest instead of down, would give the next integer (inputs of 0: every
+// accumulator is that bias).
+void float_rq_consts(Rng& r, int mode, int64_t wsum, int bsign, int32_t* b, int32_t* m, int32_t* s) {
+  *b = r.uniform(-30000, 30000);
+  if (mode == 0) {
+    isa::quantize_multiplier(std::ldexp(1.0, -r.uniform(7, 12)) * r.uniform(100, 400) / 256.0, m, s);
+  } else if (mode == 1) {
+    *m = 1 << r.uniform(0, 30);
+    *s = 31 - __builtin_clz(static_cast<unsigned>(*m)) + r.uniform(1, 12);
+  } else if (mode == 2) {
+    *m = r.uniform(1 << 20, 1 << 24), *s = r.uniform(24, 32);
+  } else if (mode == 3) {
+    *m = std::uniform_int_distribution<int32_t>(1 << 30, INT32_MAX)(r.gen());
+    *s = r.uniform(36, 42);
+  } else if (mode == 4) {
+    *m = 2 * r.uniform(0, 500) + 1;
+    *s = 32 - __builtin_clz(static_cast<unsigned>(*m)) + r.uniform(1, 9);
+  } else if (mode == 5) {
+    *b = static_cast<int32_t>(bsign * ((int64_t{1} << 24) - 128 * wsum));
+    isa::quantize_multiplier(std::ldexp(static_cast<double>(r.uniform(64, 400)), -24), m, s);
+  } else {
+    isa::quantize_multiplier(std::ldexp(static_cast<double>(r.uniform(20, 120)), -24), m, s);
+    *b = near_tie_bias(*m, *s, (int64_t{1} << 24) - 128 * wsum, bsign);
+  }
+}
+
 // A convolution whose fused requantization can be float_requant: int8
-// output, no residual, every channel meeting the condition (ratios of a
-// converted model, power-of-two ratios whose results are often exact
-// halves, shifts below 33). Depthwise (dw4) or dense (the GEMM tiles: 8x32,
-// 16x16 for <= 16 output channels, one pixel).
-bool float_rq_case(Rng& r, bool dense, Case* out) {
+// output, no residual, every channel meeting the condition. Depthwise (dw4)
+// or dense (the GEMM tiles: 8x32, 16x16 for <= 16 output channels, one
+// pixel). three: only multipliers of at most 24 significant bits (every lo
+// is 0: the 3-operation form), modes 0, 4, 5, 6 of float_rq_consts; else
+// modes 0-3.
+bool float_rq_case(Rng& r, bool dense, bool three, Case* out) {
   isa::Conv c;
   const int C = r.pick<int>({1, 5, 8, 16, 17, 24, 32, 40, 48, 64, 72, 96, 100});
   const int cin = dense ? r.pick<int>({3, 8, 16, 24, 32, 64}) : C;
@@ -455,35 +562,34 @@ bool float_rq_case(Rng& r, bool dense, Case* out) {
   const int oh = (ih + c.pad_top + c.pad_bottom - kk) / c.stride_h + 1;
   const int ow = (iw + c.pad_left + c.pad_right - kk) / c.stride_w + 1;
   if (oh < 1 || ow < 1) return false;
+  const int mode = three ? r.pick<int>({0, 4, 5, 6}) : r.uniform(0, 3);
+  const int bsign = r.chance(0.5) ? 1 : -1;  // mode 5: the sign of the bound's accumulator
   Case cs;
   Arena& a = cs.arena;
   c.in = place(r, &a.input, isa::Region::kInput, isa::DType::kInt8, {1, ih, iw, cin}, true);
-  if (r.chance(0.3))
+  if (mode == 5)  // -128 everywhere (some values 127: not quite the bound)
+    for (size_t i = c.in.offset; i < a.input.size(); ++i) a.input[i] = r.chance(0.9) ? 0x80 : 0x7f;
+  else if (mode == 6)  // mostly 0: the accumulator is the bias
+    for (size_t i = c.in.offset; i < a.input.size(); ++i) a.input[i] = r.chance(0.9) ? 0 : a.input[i];
+  else if (r.chance(0.3))
     for (size_t i = c.in.offset; i < a.input.size(); ++i) a.input[i] &= 0x7f;
   c.out = place(r, &a.output, isa::Region::kOutput, isa::DType::kInt8, {1, oh, ow, C}, false);
   const int taps = kk * kk * (dense ? cin : 1);
   std::vector<int8_t> w(static_cast<size_t>(C * taps));
   for (auto& v : w) v = static_cast<int8_t>(r.chance(0.1) ? r.pick<int>({-127, 127}) : r.uniform(-127, 127));
+  if (mode == 5)  // all of sign -bsign: acc = bias - 128 * sum w reaches bsign * 2^24
+    for (auto& v : w) v = static_cast<int8_t>(-bsign * r.uniform(1, 127));
   std::vector<int32_t> b(static_cast<size_t>(C)), m(static_cast<size_t>(C));
   std::vector<int8_t> sh(static_cast<size_t>(C));
-  const int mode = r.uniform(0, 2);
   for (int co = 0; co < C; ++co) {
     int64_t sum = 0;
     for (int t = 0; t < taps; ++t) sum += std::abs(w[co * taps + t]);
-    b[co] = r.uniform(-30000, 30000);
-    int32_t mm, ss;
-    if (mode == 0) {  // s_in * s_w / s_out of a converted layer
-      isa::quantize_multiplier(std::ldexp(1.0, -r.uniform(7, 12)) * r.uniform(100, 400) / 256.0, &mm, &ss);
-    } else if (mode == 1) {  // power-of-two ratios: exact halves
-      mm = 1 << r.uniform(0, 30);
-      ss = 31 - __builtin_clz(static_cast<unsigned>(mm)) + r.uniform(1, 12);
-    } else {  // shifts below 33
-      mm = r.uniform(1 << 20, 1 << 24);
-      ss = r.uniform(24, 32);
-    }
-    m[co] = mm, sh[co] = static_cast<int8_t>(ss);
+    int32_t ss;
+    float_rq_consts(r, mode, sum, bsign, &b[co], &m[co], &ss);
+    sh[co] = static_cast<int8_t>(ss);
     kern::FloatRequant f;
-    if (!kern::float_requant_channel(std::abs(b[co]) + 128 * sum, mm, ss, &f)) return false;
+    if (!kern::float_requant_channel(std::llabs(int64_t{b[co]}) + 128 * sum, m[co], ss, &f)) return false;
+    if (three && f.lo != 0.0f) ADD_FAILURE() << "M " << m[co] << " has more than 24 significant bits";
   }
   const std::string desc =
       std::string(dense ? "float dense cin " + std::to_string(cin) : "float dw") + " C" +
@@ -513,7 +619,18 @@ void check_generated(uint32_t seed, const std::function<bool(Rng&, int, Case*)>&
 }
 
 TEST(OptConv, Fp32RequantMatchesReference) {
-  check_generated(1357, [](Rng& r, int done, Case* cs) { return float_rq_case(r, done % 2 == 1, cs); });
+  check_generated(1357, [](Rng& r, int done, Case* cs) {
+    return float_rq_case(r, done % 2 == 1, false, cs);
+  });
+}
+
+// The 3-operation float_requant (multipliers of the converter's 24 bits):
+// ties, negative accumulators, the 2^24 bound, saturating outputs, on the
+// depthwise (dw4, flat 1x1) and GEMM paths of every table.
+TEST(OptConv, Fp32Requant3MatchesReference) {
+  check_generated(9753, [](Rng& r, int done, Case* cs) {
+    return float_rq_case(r, done % 2 == 1, true, cs);
+  });
 }
 
 // Requantization constants of a residual layer: kind 0 as the converter

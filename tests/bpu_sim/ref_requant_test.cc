@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 
+#include "bpu_sim/isa/numerics.h"
 #include "bpu_sim/reference/kernels.h"
 #include "tests/bpu_sim/ref_test_util.h"
 
@@ -66,17 +67,25 @@ TEST(RefRequantize, RandomAgainstFloorDivision) {
 }
 
 TEST(RefRequantize, ConverterMultiplierRule) {
-  // M, S from a ratio keep requantize within one LSB of v*r for int32 v.
+  // M, S from a ratio keep requantize within 1/2 + |v*r| * 2^-24 of v*r.
   std::mt19937_64 rng(43);
   for (int i = 0; i < 20000; ++i) {
     const double r = std::ldexp(std::uniform_real_distribution<double>(1.0, 2.0)(rng),
                                 static_cast<int>(rng() % 40) - 30);
     int32_t m, s;
     derive_multiplier(r, &m, &s);
-    ASSERT_GE(m, 1 << 30);  // the largest shift keeps 31 significant bits
+    // The largest shift keeps 24 significant bits (floats requantize exactly).
+    ASSERT_GE(m, 1 << 23);
+    ASSERT_LT(m, 1 << 24);
+    int32_t m2, s2;
+    isa::quantize_multiplier(r, &m2, &s2);  // the one derivation agrees
+    ASSERT_EQ(m2, m) << r;
+    ASSERT_EQ(s2, s) << r;
     const int64_t v = static_cast<int64_t>(rng() % 2000001) - 1000000;
     const long double real = static_cast<long double>(v) * r;
-    ASSERT_LE(std::fabs(static_cast<long double>(ref::requantize(v, m, s)) - real), 1.0L)
+    // Within 1/2 of v*M/2^S, whose ratio is within 2^-24 of r relatively.
+    const long double bound = 0.5L + std::fabs(real) * std::ldexp(1.001L, -24);
+    ASSERT_LE(std::fabs(static_cast<long double>(ref::requantize(v, m, s)) - real), bound)
         << v << " r=" << r;
   }
 }

@@ -68,19 +68,18 @@ inline int64_t clamp_to(int128 v, int64_t lo, int64_t hi) {
   return static_cast<int64_t>(v < lo ? lo : (v > hi ? hi : v));
 }
 
-// The converter's rule for a ratio r > 0: the largest S in [0, 63] with
-// round(r * 2^S) < 2^31, M = max(1, round(r * 2^S)).
+// The converter's rule for a ratio r > 0 (docs/numerics.md, "Deriving M
+// and S"): the largest S in [0, 63] with round(r * 2^S) < 2^24 (or 0),
+// M = max(1, round(r * 2^S)) saturated to 2^31 - 1.
 inline void derive_multiplier(double r, int32_t* m, int32_t* s) {
   for (int k = 63; k >= 0; --k) {
     const long double v = std::round(static_cast<long double>(r) * std::ldexp(1.0L, k));
-    if (v < 2147483648.0L) {
+    if (v < 16777216.0L || k == 0) {
       *s = k;
-      *m = v < 1 ? 1 : static_cast<int32_t>(v);
+      *m = v < 1 ? 1 : (v >= 2147483648.0L ? INT32_MAX : static_cast<int32_t>(v));
       return;
     }
   }
-  *s = 0;
-  *m = INT32_MAX;
 }
 
 // A dense row-major copy of a view (dims as in the view, up to 6).

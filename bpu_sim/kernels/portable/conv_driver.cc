@@ -279,6 +279,7 @@ struct ConvPlan {
   bool s_ge33 = true;    // every S >= 33
   // float_requant (kernels.h) proven exact for every channel: its constants.
   bool float_rq = false;
+  bool float3 = false;  // and every lo == 0: the 3-operation form
   std::vector<float> fhi, flo;
   // RequantParams::hi32 proven for every channel: 32 - k and its constants.
   bool hi32 = false;
@@ -344,19 +345,33 @@ T load_const(const Memory& mem, const isa::ConstRef& r, int64_t i) {
   return v;
 }
 
+// requant(acc, M, S) = requant(acc, M * 2^k, S + k) exactly (numerator and
+// denominator times 2^k): a shift below 33 becomes 33 where M * 2^(33 - S)
+// stays below 2^31 (the converter's 24-bit multipliers from S = 26 on), so
+// the S >= 33 forms apply (a residual's Mr shares S: not there).
+void widen_shift(int32_t* m, int* s) {
+  if (*s >= 33 || *s <= 2 || (int64_t{*m} << (33 - *s)) >= (int64_t{1} << 31)) return;
+  *m = static_cast<int32_t>(int64_t{*m} << (33 - *s));
+  *s = 33;
+}
+
 // float_requant for every output channel of weights w ([cout][k] int8):
-// |acc| <= |bias| + 128 * sum |w| (inputs in [-128, 127]).
+// |acc| <= |bias| + 128 * sum |w| (inputs in [-128, 127]); float3 when
+// every lo is 0 (multipliers of at most 24 significant bits).
 void plan_float_requant(ConvPlan* p, const int8_t* w, int cout, int64_t k) {
   p->fhi.assign(p->mult.size(), 0.0f);
   p->flo.assign(p->mult.size(), 0.0f);
+  bool lo0 = true;
   for (int co = 0; co < cout; ++co) {
     int64_t amax = std::llabs(int64_t{p->bias[co]});
     for (int64_t i = 0; i < k; ++i) amax += 128 * std::abs(int{w[co * k + i]});
     FloatRequant f;
     if (!float_requant_channel(amax, p->mult[co], p->shift[co], &f)) return;
     p->fhi[co] = f.hi, p->flo[co] = f.lo;
+    lo0 = lo0 && f.lo == 0.0f;
   }
   p->float_rq = true;
+  p->float3 = lo0;
 }
 
 // RequantParams::hi32 for every output channel of weights w ([cout][k]
@@ -418,8 +433,8 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
     p.bias[co] = c.bias.count != 0 ? load_const<int32_t>(mem, c.bias, co) : 0;
     if (!int32_out) {
       p.mult[co] = load_const<int32_t>(mem, c.multiplier, co);
-      const int s =
-          std::min(63, std::max(0, static_cast<int>(load_const<int8_t>(mem, c.shift, co))));
+      int s = std::min(63, std::max(0, static_cast<int>(load_const<int8_t>(mem, c.shift, co))));
+      if (!residual) widen_shift(&p.mult[co], &s);
       p.shift[co] = static_cast<int8_t>(s);
       if (residual) p.rmult[co] = load_const<int32_t>(mem, c.residual_multiplier, co);
       if (s < 31 && static_cast<int64_t>(p.mult[co]) > (int64_t{1} << s)) p.m_le_2s = false;
@@ -466,7 +481,7 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
       // 1x1 kernels may also run flat (per-channel scales): its constants follow.
       DwFlatPackArgs f{w, cout, static_cast<int>(c.in.strides[2]), p.bias.data(), p.mult.data(),
                        p.r32.data(), p.sh32.data()};
-      if (p.float_rq) f.fhi = p.fhi.data(), f.flo = p.flo.data();
+      if (p.float_rq) f.fhi = p.fhi.data(), f.flo = p.flo.data(), f.float3 = p.float3;
       f.float_out = &p.flat_float;
       if (isa.dwflat_pack != nullptr && c.kernel_h == 1 && c.kernel_w == 1 &&
           c.in.strides[2] >= cout && c.in.strides[2] <= 256)
@@ -654,6 +669,7 @@ RequantParams make_rq(const ConvPlan& p, const isa::Conv& c, bool int32_out, boo
   rq.fits32 = int32_out || (!residual && p.m_le_2s);
   rq.vector_safe = !(residual && p.has_s63);
   rq.float_rq = p.float_rq && !residual && !int32_out;
+  rq.float3 = rq.float_rq && p.float3;
   rq.fhi = p.fhi.data(), rq.flo = p.flo.data();
   return rq;
 }
@@ -977,6 +993,7 @@ struct Dw4Run {
       a.acc = acc;
       a.acc_stride = acc_stride;
       a.float_requant = p.float_rq;
+      a.float3 = p.float3;
       isa.dw4_row(a);
       if (!fused) epilogue_row(n, oy, acc);
     }
@@ -1572,7 +1589,7 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
                const RequantParams& rq_in, bool residual, bool transposed) {
   const Geometry g = geometry(c);
   RequantParams rq = rq_in;
-  if (!isa.float_gemm) rq.float_rq = false;
+  if (!isa.float_gemm) rq.float_rq = false, rq.float3 = false;
   if ((residual || !rq.shift_ge33) && !rq.float_rq && fusable64(isa, c, p, residual)) {
     rq.fused64 = true;
     if (p.hi32)

@@ -48,19 +48,28 @@ inline __m256i rq_float(__m256i acc, __m256 hi, __m256 lo) {
   const __m256 z = _mm256_fmadd_ps(x, hi, _mm256_mul_ps(x, lo));
   return _mm256_cvtps_epi32(_mm256_add_ps(z, _mm256_set1_ps(0.5f)));
 }
+// The 3-operation form (RequantParams::float3, every lo == 0): int(fma(
+// float(acc), hi, 1/2)), rounding as MXCSR says (down).
+inline __m256i rq_float3(__m256i acc, __m256 hi) {
+  return _mm256_cvtps_epi32(_mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), hi, _mm256_set1_ps(0.5f)));
+}
+// Requantization of store_q: every S >= 33, float_requant, its 3-operation form.
+enum RqKind { kRqGe33, kRqFloat, kRqFloat3 };
 // NV = 2: 16 channels per pixel, two pixels per 32-byte result; NV = 1: 8
-// channels, two pixels per 16 bytes. kFloat: float_requant (its constants
-// loaded once per tile), else the S >= 33 form.
-template <int MR, int NV, bool kFloat>
+// channels, two pixels per 16 bytes. The float constants are loaded once
+// per tile.
+template <int MR, int NV, int kKind>
 inline void store_q(__m256i (&acc)[MR][NV], const GemmArgs& a) {
   const RequantParams& q = *a.rq;
   const int co = a.co0;
+  constexpr bool kFloat = kKind != kRqGe33;
   __m256 fh[NV], fl[NV];
   for (int v = 0; v < NV; ++v) {
     fh[v] = kFloat ? _mm256_loadu_ps(q.fhi + co + 8 * v) : _mm256_setzero_ps();
-    fl[v] = kFloat ? _mm256_loadu_ps(q.flo + co + 8 * v) : _mm256_setzero_ps();
+    fl[v] = kKind == kRqFloat ? _mm256_loadu_ps(q.flo + co + 8 * v) : _mm256_setzero_ps();
   }
   auto rq = [&](__m256i x, int v) __attribute__((always_inline)) {
+    if constexpr (kKind == kRqFloat3) return rq_float3(x, fh[v]);
     return kFloat ? rq_float(x, fh[v], fl[v]) : rq_ge33(x, q, co + 8 * v);
   };
   const __m256i lo = _mm256_set1_epi8(static_cast<char>(q.lo)),
@@ -108,10 +117,12 @@ inline void init_acc(__m256i (&acc)[MR][NV], const GemmArgs& a) {
 template <int MR, int NV, bool kFused>
 inline void finish(__m256i (&acc)[MR][NV], const GemmArgs& a) {
   if (kFused) {
-    if (a.rq->float_rq)
-      store_q<MR, NV, true>(acc, a);
+    if (a.rq->float3)
+      store_q<MR, NV, kRqFloat3>(acc, a);
+    else if (a.rq->float_rq)
+      store_q<MR, NV, kRqFloat>(acc, a);
     else
-      store_q<MR, NV, false>(acc, a);
+      store_q<MR, NV, kRqGe33>(acc, a);
     return;
   }
   for (int m = 0; m < MR; ++m)

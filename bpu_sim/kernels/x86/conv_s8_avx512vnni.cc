@@ -116,12 +116,39 @@ inline __m512i rq_float(__m512i acc, FloatRq f) {
   return _mm512_cvt_roundps_epi32(_mm512_add_round_ps(z, _mm512_set1_ps(0.5f), kDown), kDown);
 #endif
 }
-// The int32 requantization of a fused tile without residual: kFloat
-// float_requant, else the S >= 33 form.
-template <bool kFloat>
+// The 3-operation float_requant (RequantParams::float3, every lo == 0):
+// y = int(fma(float(acc), hi, 1/2)), both rounding down (kernels.h).
+inline __m512i rq_float3(__m512i acc, FloatRq f) {
+#if defined(OPENBPU_KERNELS_SIMDE)
+  alignas(64) int32_t t[16];
+  alignas(64) float fh[16];
+  _mm512_store_si512(t, acc), _mm512_store_ps(fh, f.hi);
+  const int mode = std::fegetround();
+  std::fesetround(FE_DOWNWARD);
+  for (int i = 0; i < 16; ++i) {
+    volatile float h = fh[i];
+    t[i] = static_cast<int32_t>(std::floor(std::fma(static_cast<float>(t[i]), h, 0.5f)));
+  }
+  std::fesetround(mode);
+  return _mm512_load_si512(t);
+#else
+  constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+  const __m512 z = _mm512_fmadd_round_ps(_mm512_cvtepi32_ps(acc), f.hi, _mm512_set1_ps(0.5f), kDown);
+  return _mm512_cvt_roundps_epi32(z, kDown);
+#endif
+}
+// Requantization kinds of a fused tile: every S >= 33, float_requant (no
+// residual), RequantParams::hi32 (with or without residual), the
+// 3-operation float_requant (float3).
+enum RqKind { kRqGe33 = 0, kRqFloat = 1, kRqHi32 = 2, kRqFloat3 = 3 };
+// The int32 requantization of a fused tile without residual (kKind
+// kRqGe33, kRqFloat or kRqFloat3).
+template <int kKind>
 __attribute__((always_inline)) inline __m512i rq32(__m512i acc, const RequantParams& q, int co,
                                                    FloatRq f) {
-  if constexpr (kFloat)
+  if constexpr (kKind == kRqFloat3)
+    return rq_float3(acc, f);
+  else if constexpr (kKind == kRqFloat)
     return rq_float(acc, f);
   else
     return rq_ge33(acc, q, co);
@@ -253,22 +280,21 @@ struct StoreQ {
         pair64<false>(m, m1, t[2 * m], t[2 * m + 1], t[2 * m1], t[2 * m1 + 1]);
     }
   }
-  // In registers: kKind 0 every S >= 33, 1 float_requant (no residual), 2
-  // RequantParams::hi32 (with or without residual).
+  // In registers, by kind (RqKind).
   template <int kKind>
   __attribute__((always_inline)) void pair(int m, int m1, __m512i a0, __m512i a1, __m512i b0,
                                           __m512i b1) const {
     const int v0 = n < 16 ? n : 16, v1 = n < 16 ? 0 : (n < 32 ? n - 16 : 16);
     auto rq = [&](__m512i acc, int c, FloatRq f, const int8_t* r, int valid)
                   __attribute__((always_inline)) {
-                    if constexpr (kKind == 2)
+                    if constexpr (kKind == kRqHi32)
                       return rq_hi32(acc, q, c, r, valid);
                     else
-                      return rq32<kKind == 1>(acc, q, c, f);
+                      return rq32<kKind>(acc, q, c, f);
                   };
-    const int8_t* ra = kKind == 2 ? res(m) : nullptr;
+    const int8_t* ra = kKind == kRqHi32 ? res(m) : nullptr;
     const __m512i pa = _mm512_packs_epi32(rq(a0, co, f0, ra, v0), rq(a1, co + 16, f1, ra, v1));
-    const int8_t* rb = kKind == 2 ? res(m1) : nullptr;
+    const int8_t* rb = kKind == kRqHi32 ? res(m1) : nullptr;
     const __m512i pb =
         m1 == m ? pa
                 : _mm512_packs_epi32(rq(b0, co, f0, rb, v0), rq(b1, co + 16, f1, rb, v1));
@@ -339,11 +365,13 @@ inline void gemm_tile(const GemmArgs& a, std::integer_sequence<int, M...>) {
       (pair(M), ...);
     };
     if (a.rq->fused64)
-      pairs(std::integral_constant<int, 2>{});
+      pairs(std::integral_constant<int, kRqHi32>{});
+    else if (a.rq->float3)
+      pairs(std::integral_constant<int, kRqFloat3>{});
     else if (a.rq->float_rq)
-      pairs(std::integral_constant<int, 1>{});
+      pairs(std::integral_constant<int, kRqFloat>{});
     else
-      pairs(std::integral_constant<int, 0>{});
+      pairs(std::integral_constant<int, kRqGe33>{});
     return;
   }
   int32_t* out = a.acc;  // (stores through it could alias a's fields)
@@ -399,10 +427,13 @@ void gemv_k4_vnni(const GemmArgs& a) {
     return;
   }
   if (kFused) {
-    if (a.rq->float_rq)
-      StoreQ(a).pair<1>(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
+    const StoreQ st(a);
+    if (a.rq->float3)
+      st.pair<kRqFloat3>(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
+    else if (a.rq->float_rq)
+      st.pair<kRqFloat>(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
     else
-      StoreQ(a).pair<0>(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
+      st.pair<kRqGe33>(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
     return;
   }
   _mm512_storeu_si512(a.acc, sum[0][0]);
@@ -452,13 +483,13 @@ inline void gemm_tile16(const GemmArgs& a, std::integer_sequence<int, M...>) {
   int8_t* const* out = a.out;
   const FloatRq f = float_rq_at(q, co);
   auto quads = [&](auto kind) __attribute__((always_inline)) {
-    constexpr bool kFloat = decltype(kind)::value;
+    constexpr int kKind = decltype(kind)::value;
     auto quad = [&](int m) __attribute__((always_inline)) {
       if (m % 4 != 0) return;
-      const __m512i p01 = _mm512_packs_epi32(rq32<kFloat>(acc[m], q, co, f),
-                                             rq32<kFloat>(acc[m + 1], q, co, f));
-      const __m512i p23 = _mm512_packs_epi32(rq32<kFloat>(acc[m + 2], q, co, f),
-                                             rq32<kFloat>(acc[m + 3], q, co, f));
+      const __m512i p01 = _mm512_packs_epi32(rq32<kKind>(acc[m], q, co, f),
+                                             rq32<kKind>(acc[m + 1], q, co, f));
+      const __m512i p23 = _mm512_packs_epi32(rq32<kKind>(acc[m + 2], q, co, f),
+                                             rq32<kKind>(acc[m + 3], q, co, f));
       __m512i b = _mm512_permutexvar_epi32(order, _mm512_packs_epi16(p01, p23));
       b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
       if (n == 16) {
@@ -477,10 +508,12 @@ inline void gemm_tile16(const GemmArgs& a, std::integer_sequence<int, M...>) {
     };
     (quad(M), ...);
   };
-  if (q.float_rq)
-    quads(std::true_type{});
+  if (q.float3)
+    quads(std::integral_constant<int, kRqFloat3>{});
+  else if (q.float_rq)
+    quads(std::integral_constant<int, kRqFloat>{});
   else
-    quads(std::false_type{});
+    quads(std::integral_constant<int, kRqGe33>{});
 }
 template <int MR, bool kFused = false>
 void gemm16_k4_vnni(const GemmArgs& a) {
@@ -488,8 +521,9 @@ void gemm16_k4_vnni(const GemmArgs& a) {
 }
 
 // Flat depthwise (kernels.h, DwFlatArgs) with float_requant, 64 bytes per
-// step: a 64-byte header (int32 format: 1 float_requant, 0 the avx2 integer
-// pack follows), then per 64-byte chunk of one period of lcm(P, 64) bytes
+// step: a 64-byte header (int32 format: 1 float_requant, 2 its 3-operation
+// form (DwFlatPackArgs::float3; lo unused), 0 the avx2 integer pack
+// follows), then per 64-byte chunk of one period of lcm(P, 64) bytes
 // and per 16-byte quarter the lanes' w, bias, hi, lo as floats, then the
 // 64-bit mask of the bytes to write (channel < C). float(x) * w + bias is
 // an integer of at most 2^24 in magnitude (the plan's bound), so the first
@@ -522,7 +556,7 @@ size_t dwflat_pack_vnni(const DwFlatPackArgs& a, void* dst) {
   if (dst == nullptr) return bytes;
   uint8_t* o = static_cast<uint8_t*>(dst);
   std::memset(o, 0, kFlatHeader);
-  o[0] = 1;
+  o[0] = a.float3 ? 2 : 1;
   o += kFlatHeader;
   for (int j = 0; j < chunks; ++j, o += kFlatChunk) {
     float* q = reinterpret_cast<float*>(o);
@@ -540,6 +574,46 @@ size_t dwflat_pack_vnni(const DwFlatPackArgs& a, void* dst) {
   }
   return bytes;
 }
+#if !defined(OPENBPU_KERNELS_SIMDE)
+// 16 int8 inputs from in to the requantized int32 of one quarter's lanes
+// (q: w, bias, hi, lo): acc = float(x) * w + bias is exact (the plan's
+// bound), then float_requant, kF3 its 3-operation form.
+template <bool kF3>
+inline __m512i flat_quarter(const int8_t* in, const float* q) {
+  constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+  const __m512i x = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in)));
+  const __m512 acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(x), _mm512_loadu_ps(q), _mm512_loadu_ps(q + 16));
+  const __m512 half = _mm512_set1_ps(0.5f);
+  if constexpr (kF3)
+    return _mm512_cvt_roundps_epi32(_mm512_fmadd_round_ps(acc, _mm512_loadu_ps(q + 32), half, kDown),
+                                    kDown);
+  const __m512 z = _mm512_fmadd_round_ps(acc, _mm512_loadu_ps(q + 32),
+                                         _mm512_mul_ps(acc, _mm512_loadu_ps(q + 48)), kDown);
+  return _mm512_cvt_roundps_epi32(_mm512_add_round_ps(z, half, kDown), kDown);
+}
+template <bool kF3>
+int64_t dwflat_float(const DwFlatArgs& a, const uint8_t* pack) {
+  const int period = flat_period64(a.p), chunks = period / 64;
+  const int64_t n = a.n / period * period;  // whole periods: a multiple of P
+  const __m512i lo = _mm512_set1_epi8(static_cast<char>(a.lo)),
+                hi = _mm512_set1_epi8(static_cast<char>(a.hi));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  int64_t i = 0;
+  for (int j = 0; i < n; i += 64, j = j + 1 == chunks ? 0 : j + 1) {
+    const uint8_t* cp = pack + kFlatHeader + static_cast<size_t>(j) * kFlatChunk;
+    const float* q = reinterpret_cast<const float*>(cp);
+    __m512i y[4];
+    for (int v = 0; v < 4; ++v) y[v] = flat_quarter<kF3>(a.in + i + 16 * v, q + v * 64);
+    __m512i r = _mm512_permutexvar_epi32(
+        order, _mm512_packs_epi16(_mm512_packs_epi32(y[0], y[1]), _mm512_packs_epi32(y[2], y[3])));
+    r = _mm512_min_epi8(_mm512_max_epi8(r, lo), hi);
+    uint64_t keep;
+    std::memcpy(&keep, cp + 4 * 4 * 64, 8);
+    _mm512_mask_storeu_epi8(a.out + i, keep, r);
+  }
+  return n;
+}
+#endif
 int64_t dwflat_vnni(const DwFlatArgs& a) {
   const uint8_t* pack = static_cast<const uint8_t*>(a.pack);
   if (pack[0] == 0) {
@@ -550,35 +624,7 @@ int64_t dwflat_vnni(const DwFlatArgs& a) {
 #if defined(OPENBPU_KERNELS_SIMDE)
   return 0;
 #else
-  constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
-  const int period = flat_period64(a.p), chunks = period / 64;
-  const int64_t n = a.n / period * period;  // whole periods: a multiple of P
-  const __m512i lo = _mm512_set1_epi8(static_cast<char>(a.lo)),
-                hi = _mm512_set1_epi8(static_cast<char>(a.hi));
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  const __m512 half = _mm512_set1_ps(0.5f);
-  int64_t i = 0;
-  for (int j = 0; i < n; i += 64, j = j + 1 == chunks ? 0 : j + 1) {
-    const uint8_t* cp = pack + kFlatHeader + static_cast<size_t>(j) * kFlatChunk;
-    __m512i y[4];
-    for (int v = 0; v < 4; ++v) {
-      const float* q = reinterpret_cast<const float*>(cp) + v * 64;
-      const __m512i x =
-          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.in + i + 16 * v)));
-      const __m512 acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(x), _mm512_loadu_ps(q),
-                                         _mm512_loadu_ps(q + 16));
-      const __m512 z = _mm512_fmadd_round_ps(acc, _mm512_loadu_ps(q + 32),
-                                             _mm512_mul_ps(acc, _mm512_loadu_ps(q + 48)), kDown);
-      y[v] = _mm512_cvt_roundps_epi32(_mm512_add_round_ps(z, half, kDown), kDown);
-    }
-    __m512i r = _mm512_permutexvar_epi32(
-        order, _mm512_packs_epi16(_mm512_packs_epi32(y[0], y[1]), _mm512_packs_epi32(y[2], y[3])));
-    r = _mm512_min_epi8(_mm512_max_epi8(r, lo), hi);
-    uint64_t keep;
-    std::memcpy(&keep, cp + 4 * 4 * 64, 8);
-    _mm512_mask_storeu_epi8(a.out + i, keep, r);
-  }
-  return n;
+  return pack[0] == 2 ? dwflat_float<true>(a, pack) : dwflat_float<false>(a, pack);
 #endif
 }
 

@@ -186,6 +186,9 @@ struct Y {  // 32 channels
     const F z = _mm256_fmadd_ps(a, hi, _mm256_mul_ps(a, lo));
     return _mm256_cvtps_epi32(_mm256_add_ps(z, _mm256_set1_ps(0.5f)));
   }
+  static V requant_f3(V acc, F hi) {  // every lo == 0 (kernels.h)
+    return _mm256_cvtps_epi32(_mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), hi, _mm256_set1_ps(0.5f)));
+  }
   static V load(const void* p) { return _mm256_loadu_si256(static_cast<const V*>(p)); }
   static void store(void* p, V v) { _mm256_storeu_si256(static_cast<V*>(p), v); }
   static V zero() { return _mm256_setzero_si256(); }
@@ -228,6 +231,9 @@ struct X {  // 16 channels
     const F a = _mm_cvtepi32_ps(acc);
     const F z = _mm_fmadd_ps(a, hi, _mm_mul_ps(a, lo));
     return _mm_cvtps_epi32(_mm_add_ps(z, _mm_set1_ps(0.5f)));
+  }
+  static V requant_f3(V acc, F hi) {
+    return _mm_cvtps_epi32(_mm_fmadd_ps(_mm_cvtepi32_ps(acc), hi, _mm_set1_ps(0.5f)));
   }
   static V load(const void* p) { return _mm_loadu_si128(static_cast<const V*>(p)); }
   static void store(void* p, V v) { _mm_storeu_si128(static_cast<V*>(p), v); }
@@ -302,12 +308,23 @@ struct Z {  // 64 channels (AVX-512 F/BW)
       Y::store(x + 8 * h, Y::requant_f(Y::load(x + 8 * h), Y::loadf(fh + 8 * h), Y::loadf(fl + 8 * h)));
     return _mm512_load_si512(x);
   }
+  static V requant_f3(V acc, F hi) {
+    alignas(64) int32_t x[16];
+    alignas(64) float fh[16];
+    _mm512_store_si512(x, acc), _mm512_store_ps(fh, hi);
+    for (int h = 0; h < 2; ++h)
+      Y::store(x + 8 * h, Y::requant_f3(Y::load(x + 8 * h), Y::loadf(fh + 8 * h)));
+    return _mm512_load_si512(x);
+  }
 #else
   static V srav(V a, V s) { return _mm512_srav_epi32(a, s); }
   static V requant_f(V acc, F hi, F lo) {
     const F a = _mm512_cvtepi32_ps(acc);
     const F z = _mm512_fmadd_ps(a, hi, _mm512_mul_ps(a, lo));
     return _mm512_cvtps_epi32(_mm512_add_ps(z, _mm512_set1_ps(0.5f)));
+  }
+  static V requant_f3(V acc, F hi) {
+    return _mm512_cvtps_epi32(_mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), hi, _mm512_set1_ps(0.5f)));
   }
 #endif
   // int32 lanes of E..H to natural order: segment k of vector v holds
@@ -414,8 +431,9 @@ bool convert(const int8_t* plain, int ngc, int c, int8_t* dst) {
 
 // Requantized int8 channels of one block (natural order) for NP pixels at
 // once: each per-channel constant is loaded once for all of them. kFloat:
-// float_requant (the M slots hold hi and lo).
-template <class O, int NP, bool kFloat>
+// 0 the S >= 33 form, 1 float_requant (the M slots hold hi and lo), 2 its
+// 3-operation form (DwRowArgs::float3).
+template <class O, int NP, int kFloat>
 __attribute__((always_inline)) inline void requant(const typename O::V (&acc)[NP][4], const int32_t* par, int lanes,
                     typename O::V (&r)[NP]) {
   using V = typename O::V;
@@ -424,7 +442,13 @@ __attribute__((always_inline)) inline void requant(const typename O::V (&acc)[NP
   for (int v = 0; v < 4; ++v) {
     const int32_t* p = par + v * 5 * lanes;
     if constexpr (kFloat) {
-      const typename O::F hi = O::loadf(p + lanes), lo = O::loadf(p + 2 * lanes);
+      const typename O::F hi = O::loadf(p + lanes);
+      if constexpr (kFloat == 2) {
+#pragma GCC unroll 16
+        for (int k = 0; k < NP; ++k) y[k][v] = O::requant_f3(acc[k][v], hi);
+        continue;
+      }
+      const typename O::F lo = O::loadf(p + 2 * lanes);
 #pragma GCC unroll 16
       for (int k = 0; k < NP; ++k) y[k][v] = O::requant_f(acc[k][v], hi, lo);
       continue;
@@ -467,7 +491,7 @@ struct Sink {
 
 // Stores NP consecutive pixels' block, from pixel p: requantized int8
 // (fused) or the raw sums.
-template <class O, int NP, bool kFloat>
+template <class O, int NP, int kFloat>
 __attribute__((always_inline)) inline void finish(const Sink<O>& s, const typename O::V (&acc)[NP][4], const int32_t* par,
                    int lanes, int p, int width) {
   using V = typename O::V;
@@ -541,7 +565,7 @@ __attribute__((always_inline)) inline void put_chunk(int8_t* o, __m512i r, int h
 // column i holds groups kR i + h, read by pixels 2 (kR i + h) + q with the
 // weights of parity q; else stride 2: columns 2i and 2i + 1, pixels
 // kR (2i + k) + h, parity 0. Returns the first pixel left.
-template <class Mac, bool kFloat, int KH, int NG, int kR, bool kS1>
+template <class Mac, int kFloat, int KH, int NG, int kR, bool kS1>
 int wide_row(const DwRowArgs& a, const int8_t* const* rows, const uint8_t* wp, int c0) {
   using V = __m512i;
   constexpr int kW = 64 / kR;
@@ -592,7 +616,7 @@ int wide_row(const DwRowArgs& a, const int8_t* const* rows, const uint8_t* wp, i
 // time; with stride 1 two adjacent pixels (even and odd first column) read
 // the same groups, loaded once. kR > 1 (blocks of 64 / kR channels on the
 // zmm table, goff): the fused stride 1 and 2 rows start with wide_row.
-template <class O, class Mac, bool kSigned, bool kFloat, int KH, int NG, int kR>
+template <class O, class Mac, bool kSigned, int kFloat, int KH, int NG, int kR>
 void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   using V = typename O::V;
   const int kh_n = KH > 0 ? KH : a.kh;
@@ -677,7 +701,7 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   }
 }
 
-template <class O, class Mac, bool kSigned, bool kFloat, int kR>
+template <class O, class Mac, bool kSigned, int kFloat, int kR>
 void block_row_any(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   if (a.kh == 3 && a.kw == 3)
     block_row<O, Mac, kSigned, kFloat, 3, 1, kR>(a, wp, c0, width);
@@ -692,7 +716,7 @@ void block_row_any(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
 // Not inlined: with kFloat it runs between row()'s MXCSR writes, which the
 // compiler does not order against vector float operations it could see.
 // Mac::kFlip kernels read x + 128 only (DwRowArgs::nonneg is then true).
-template <class O, class Mac, bool kFloat, int kR>
+template <class O, class Mac, int kFloat, int kR>
 void block_row_sign(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   if (Mac::kFlip || a.nonneg)
     block_row_any<O, Mac, false, kFloat, kR>(a, wp, c0, width);
@@ -700,7 +724,7 @@ void block_row_sign(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
     block_row_any<O, Mac, true, kFloat, kR>(a, wp, c0, width);
 }
 
-template <class Mac, int kMax, bool kFloat>
+template <class Mac, int kMax, int kFloat>
 __attribute__((noinline)) void row_blocks(const DwRowArgs& a) {
   const uint8_t* wp = static_cast<const uint8_t*>(a.pack);
   for (int b = 0; b < block_count<kMax>(a.c); ++b) {
@@ -719,12 +743,15 @@ __attribute__((noinline)) void row_blocks(const DwRowArgs& a) {
 template <class Mac, int kMax>
 void row(const DwRowArgs& a) {
   if (a.out == nullptr || !a.float_requant) {
-    row_blocks<Mac, kMax, false>(a);
+    row_blocks<Mac, kMax, 0>(a);
     return;
   }
   const unsigned csr = _mm_getcsr();
   _mm_setcsr((csr & ~0x6000u) | 0x2000u);
-  row_blocks<Mac, kMax, true>(a);
+  if (a.float3)
+    row_blocks<Mac, kMax, 2>(a);
+  else
+    row_blocks<Mac, kMax, 1>(a);
   _mm_setcsr(csr);
 }
 
