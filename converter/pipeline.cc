@@ -409,7 +409,9 @@ bool promotion_stage(const Graph& g, const Placement& pl, const std::vector<Samp
   if (!promote_to_int16(g, pl, samples, min_cosine, can, int16_thresholds(g, stats),
                         [&](const std::string& m) { log.debug(m); }, co, best, &r, err))
     return false;
-  const std::string scored = " on " + std::to_string(r.samples) + " calibration samples";
+  const std::string scored = " on " + std::to_string(r.samples) + " calibration samples (" +
+                             std::to_string(r.first_sample + 1) + "-" + std::to_string(r.first_sample + r.samples) +
+                             (r.first_sample > 0 ? ", not the searches' scoring samples)" : ")");
   if (!r.steps.empty() || !r.met)
     log.info(std::string("int16 promotion (") + (r.measured_ranking ? "measured" : "local-error") + " ranking, " +
              std::to_string(r.candidates) + " int8 candidates, " + std::to_string(r.evaluated) +

@@ -154,6 +154,13 @@ bool record_steps(const Evaluator& ev, const CompileOptions& co, const std::vect
   return true;
 }
 
+// The budget's samples (kBudgetScoringSamples) and the index of the first.
+std::vector<Sample> budget_samples(const std::vector<Sample>& samples, size_t* first) {
+  *first = samples.size() >= kScoringSamples + kMinHeldOutSamples ? kScoringSamples : 0;
+  const size_t end = std::min(samples.size(), *first + kBudgetScoringSamples);
+  return {samples.begin() + static_cast<std::ptrdiff_t>(*first), samples.begin() + static_cast<std::ptrdiff_t>(end)};
+}
+
 }  // namespace
 
 bool promote_to_int16(const Graph& g, const Placement& pl, const std::vector<Sample>& samples, double min_cosine,
@@ -161,7 +168,8 @@ bool promote_to_int16(const Graph& g, const Placement& pl, const std::vector<Sam
                       const std::function<void(const std::string&)>& log, CompileOptions* co,
                       CalibrationChoice* choice, PromotionResult* r, std::string* error) {
   OutputScorer scorer;
-  if (!scorer.init(g, samples, kBudgetScoringSamples, error)) return false;
+  const std::vector<Sample> held = budget_samples(samples, &r->first_sample);
+  if (!scorer.init(g, held, kBudgetScoringSamples, error)) return false;
   r->samples = scorer.samples();
   if (!scorer.score(choice->model, &choice->score, error)) return false;
   r->score_before = r->score_after = choice->score;

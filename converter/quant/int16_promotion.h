@@ -33,14 +33,17 @@ struct PromotionResult {
   bool met = false;                    // score_after >= the budget
   bool measured_ranking = false;       // false: ranked by local error
   int candidates = 0, evaluated = 0;   // int8 values that could be promoted; compilations scored
-  size_t samples = 0;
+  size_t samples = 0, first_sample = 0;  // the budget's samples: [first, first + samples)
   std::vector<PromotionStep> steps;
 };
 
-// Calibration samples the budget is measured on (more than the method
-// choice's kScoringSamples: the gate must hold on data it was not tuned on,
-// and a few samples overstate the cosine of classifier outputs).
+// Calibration samples the budget is measured on: up to this many after the
+// method choice's and the threshold search's kScoringSamples (the gate must
+// hold on data they were not tuned on: on their own samples they overstate
+// the cosine), when at least kMinHeldOutSamples are left; else the first
+// ones, tuned on or not.
 constexpr size_t kBudgetScoringSamples = 32;
+constexpr size_t kMinHeldOutSamples = 8;
 // Scoring work (model MACs x scoring samples x candidates) up to which the
 // ranking is measured rather than estimated.
 constexpr double kMeasuredRankingBudgetMacs = 128e9;

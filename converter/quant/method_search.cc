@@ -203,7 +203,7 @@ void choose_asymmetric(const Graph& g, const Placement& placement, const Calibra
     info("Activations: symmetric (asymmetric does not compile: " + why + ").");
     return;  // (a zero point the bias cannot take)
   }
-  const bool gains = best.score > choice->score + 1e-4;
+  const bool gains = best.score > choice->score + kMinScoreGain;
   info(std::string("Activations: ") + (gains ? "asymmetric" : "symmetric") +
        " (chosen by the scoring samples; best mean output cosine: asymmetric " + fixed(best.score) + " (" +
        best.label + "), symmetric " + fixed(choice->score) + " (" + choice->label + ")).");

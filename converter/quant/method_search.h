@@ -104,7 +104,7 @@ bool choose_calibration(const Graph& g, const Placement& placement, const Calibr
 
 // calibration_type default and mix without optimization asymmetric: the method
 // choice runs again with asymmetric activations; when its best scores higher
-// on the scoring samples (by more than 1e-4) it replaces `choice`
+// on the scoring samples (by more than kMinScoreGain) it replaces `choice`
 // (options->asymmetric set), so number format and method are chosen
 // together. An asymmetric model that does not compile keeps the symmetric
 // choice. `info` receives the comparison. (The vendor's default chooses
