@@ -6,7 +6,7 @@ package like a user's project, on the PP-OCR text-direction classifier
 compiled by hb_compile for nash-e with NV12 input from the e2e case
 ppocr_cls_nv12's yaml (march changed). Its scores on the rendered text
 lines must match ONNX Runtime float on the same lines within the e2e case's
-bounds (mean cosine >= 0.99, top-1 agreement >= 0.97).
+bounds (e2e.CASES["ppocr_cls_nv12"].min_cos / min_agree).
 
 usage: example_classify_ucp.py --build BUILD_DIR --src SOURCE_DIR --work E2E_WORK_DIR
 """
@@ -16,6 +16,7 @@ import sys
 
 import numpy as np
 
+from e2e import CASES
 from example_classify import arguments, build_example, install, run
 
 N_LINES = 100
@@ -56,7 +57,8 @@ def main():
     mean_cos, rate = float(np.mean(cos)), agree / float(N_LINES)
     print("classify_ucp on %s vs ONNX Runtime float, %d lines: mean cosine %.5f (min %.5f), top-1 agreement %.3f"
           % (os.path.basename(hbm), N_LINES, mean_cos, min(cos), rate))
-    return 0 if mean_cos >= 0.99 and rate >= 0.97 else 1
+    bounds = CASES["ppocr_cls_nv12"]
+    return 0 if mean_cos >= bounds.min_cos and rate >= bounds.min_agree else 1
 
 
 if __name__ == "__main__":
