@@ -339,9 +339,9 @@ bool calibrate_graph(const Config& config, const Graph& g, const Placement& pl, 
   const auto candidates = calibration_candidates(cp.calibration_type, cp.max_percentile, co->all_int16);
   if (candidates.size() > 1)
     for (const auto& o : g.outputs)
-      if (scored_value(g, o) != o)
-        log.info("Scoring " + o + " by its logits (" + scored_value(g, o) +
-                 ", the Softmax input) in the method choice and the threshold search");
+      if (const std::string s = scored_value(g, pl, o); s != o)
+        log.info("Scoring " + o + " by its logits (" + s + ", the Softmax input) in the method choice and the "
+                 "threshold search");
   const bool ok = choose_calibration(g, pl, *stats, samples, *co, candidates,
                                      [&](const std::string& m) { log.debug(m); }, best, err, jobs(config));
   lap("calibration method choice");

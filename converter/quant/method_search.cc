@@ -105,15 +105,18 @@ double model_macs(const CompiledModel& cm) {
   return macs;
 }
 
-std::string scored_value(const Graph& g, const std::string& output) {
+std::string scored_value(const Graph& g, const Placement& pl, const std::string& output) {
   const Node* p = g.producer(output);
-  return p != nullptr && p->op_type == "Softmax" && p->inputs.size() == 1 ? p->inputs[0] : output;
+  if (p == nullptr || p->op_type != "Softmax" || p->inputs.size() != 1) return output;
+  const auto i = static_cast<size_t>(p - g.nodes.data());
+  return i < pl.nodes.size() && pl.nodes[i].device == Device::kCpu ? p->inputs[0] : output;
 }
 
 bool OutputScorer::init(const Graph& g, const std::vector<Sample>& samples, size_t n, std::string* error,
-                        bool logits) {
+                        const Placement* logits) {
   samples_ = &samples;
-  for (const auto& o : g.outputs) outputs_.push_back(logits ? scored_value(g, o) : o), keep_.insert(outputs_.back());
+  for (const auto& o : g.outputs)
+    outputs_.push_back(logits != nullptr ? scored_value(g, *logits, o) : o), keep_.insert(outputs_.back());
   n_ = std::min(samples.size(), n);
   FloatExecutor fexec;
   if (!fexec.prepare(g, error)) return false;
@@ -159,7 +162,7 @@ bool choose_calibration(const Graph& g, const Placement& placement, const Calibr
                         std::string* error, int jobs) {
   const size_t n = candidates.size();
   OutputScorer scorer;
-  if (n > 1 && !scorer.init(g, samples, kScoringSamples, error, true)) return false;
+  if (n > 1 && !scorer.init(g, samples, kScoringSamples, error, &placement)) return false;
   std::vector<CalibrationChoice> results(n);
   std::vector<double> scores(n, 1.0);
   std::vector<std::string> errors(n);

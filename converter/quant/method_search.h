@@ -56,10 +56,11 @@ bool quantized_inputs(const CompiledModel& cm, const Sample& sample, Sample* qin
 double model_macs(const CompiledModel& cm);
 
 // The value the method choice and the threshold search score a model
-// output by: a Softmax's input (its logits: the probabilities saturate on
-// confident samples, where a few scoring samples then tell the candidates
-// apart by the rare ambiguous one only), else the output itself.
-std::string scored_value(const Graph& g, const std::string& output);
+// output by: the input of a Softmax the CPU runs (its logits, a value of
+// the compiled graph: the probabilities saturate on confident samples,
+// where a few scoring samples then tell the candidates apart by the rare
+// ambiguous one only), else the output itself.
+std::string scored_value(const Graph& g, const Placement& pl, const std::string& output);
 
 // Mean cosine similarity of the model outputs, float graph vs a compiled
 // model, over the first n samples. The float outputs are computed once.
@@ -73,8 +74,9 @@ constexpr double kMinScoreGain = 2e-5;
 class OutputScorer {
  public:
   size_t samples() const { return n_; }
-  // logits: a Softmax output is scored by the Softmax's input (scored_value).
-  bool init(const Graph& g, const std::vector<Sample>& samples, size_t n, std::string* error, bool logits = false);
+  // logits (the placement): a Softmax output by its logits (scored_value).
+  bool init(const Graph& g, const std::vector<Sample>& samples, size_t n, std::string* error,
+            const Placement* logits = nullptr);
   bool score(const CompiledModel& cm, double* out, std::string* error) const;
 
  private:

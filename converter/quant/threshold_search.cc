@@ -80,7 +80,7 @@ bool search_thresholds(const Graph& g, const Placement& pl, const CalibrationSta
     return true;
   }
   OutputScorer scorer;
-  if (!scorer.init(g, samples, kScoringSamples, error, true)) return false;
+  if (!scorer.init(g, samples, kScoringSamples, error, &pl)) return false;
   for (const auto& [v, alts] : work) {
     if (budget_macs > 0 && spent + cost * static_cast<double>(alts.size()) > budget_macs) {
       result->budget_exhausted = true;

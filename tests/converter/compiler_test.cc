@@ -298,7 +298,7 @@ TEST(Calibration, SoftmaxOutputsAreScoredByTheirLogits) {
   b.output(y);
   Compiled fine;
   ASSERT_TRUE(compile_graph(b.g, "bayes-e", false, &fine));
-  EXPECT_EQ(scored_value(fine.g, y), logits);
+  EXPECT_EQ(scored_value(fine.g, fine.pl, y), logits);
   std::string err;
   FloatExecutor fe;
   CalibrationStats stats;
@@ -311,12 +311,23 @@ TEST(Calibration, SoftmaxOutputsAreScoredByTheirLogits) {
   ASSERT_TRUE(compile(fine.g, fine.pl, thr, co, &coarse, &err)) << err;
   double out_fine = 0, out_coarse = 0, logit_fine = 0, logit_coarse = 0;
   OutputScorer outputs, by_logits;
-  ASSERT_TRUE(outputs.init(fine.g, fine.samples, 4, &err) && by_logits.init(fine.g, fine.samples, 4, &err, true));
+  ASSERT_TRUE(outputs.init(fine.g, fine.samples, 4, &err) &&
+              by_logits.init(fine.g, fine.samples, 4, &err, &fine.pl));
   ASSERT_TRUE(outputs.score(fine.cm, &out_fine, &err) && outputs.score(coarse, &out_coarse, &err)) << err;
   ASSERT_TRUE(by_logits.score(fine.cm, &logit_fine, &err) && by_logits.score(coarse, &logit_coarse, &err)) << err;
   // (here the probabilities even rank the coarse scale higher)
   EXPECT_LT(out_fine - out_coarse, kMinScoreGain) << out_fine << " " << out_coarse;
   EXPECT_GT(logit_fine - logit_coarse, 10 * kMinScoreGain) << logit_fine << " " << logit_coarse;
+
+  // A Softmax forced onto the BPU (run_on_bpu) keeps its input inside the
+  // subgraph: the output itself is scored.
+  Compiled on_bpu;
+  ASSERT_TRUE(compile_graph(b.g, "bayes-e", true, &on_bpu));
+  EXPECT_EQ(scored_value(on_bpu.g, on_bpu.pl, y), y);
+  OutputScorer bpu_scorer;
+  double bpu_score = 0;
+  ASSERT_TRUE(bpu_scorer.init(on_bpu.g, on_bpu.samples, 4, &err, &on_bpu.pl) &&
+              bpu_scorer.score(on_bpu.cm, &bpu_score, &err)) << err;
 }
 
 // ---- memory planner ----------------------------------------------------------
