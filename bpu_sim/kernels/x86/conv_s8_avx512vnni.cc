@@ -153,6 +153,17 @@ __attribute__((always_inline)) inline __m512i rq32(__m512i acc, const RequantPar
   else
     return rq_ge33(acc, q, co);
 }
+// Calls f with the kind rq32 takes for q, as std::integral_constant<int,
+// RqKind> (the choice every fused store without a residual makes).
+template <class F>
+__attribute__((always_inline)) inline void with_rq32_kind(const RequantParams& q, F&& f) {
+  if (q.float3)
+    f(std::integral_constant<int, kRqFloat3>{});
+  else if (q.float_rq)
+    f(std::integral_constant<int, kRqFloat>{});
+  else
+    f(std::integral_constant<int, kRqGe33>{});
+}
 
 // v = acc*M (+ R*Mr with res, of which the first `valid` channels are
 // read) in the 64-bit lanes of the even (*e) and odd (*o) channels of the
@@ -366,12 +377,8 @@ inline void gemm_tile(const GemmArgs& a, std::integer_sequence<int, M...>) {
     };
     if (a.rq->fused64)
       pairs(std::integral_constant<int, kRqHi32>{});
-    else if (a.rq->float3)
-      pairs(std::integral_constant<int, kRqFloat3>{});
-    else if (a.rq->float_rq)
-      pairs(std::integral_constant<int, kRqFloat>{});
     else
-      pairs(std::integral_constant<int, kRqGe33>{});
+      with_rq32_kind(*a.rq, pairs);
     return;
   }
   int32_t* out = a.acc;  // (stores through it could alias a's fields)
@@ -428,12 +435,9 @@ void gemv_k4_vnni(const GemmArgs& a) {
   }
   if (kFused) {
     const StoreQ st(a);
-    if (a.rq->float3)
-      st.pair<kRqFloat3>(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
-    else if (a.rq->float_rq)
-      st.pair<kRqFloat>(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
-    else
-      st.pair<kRqGe33>(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
+    with_rq32_kind(*a.rq, [&](auto kind) __attribute__((always_inline)) {
+      st.template pair<decltype(kind)::value>(0, 0, sum[0][0], sum[0][1], sum[0][0], sum[0][1]);
+    });
     return;
   }
   _mm512_storeu_si512(a.acc, sum[0][0]);
@@ -508,12 +512,7 @@ inline void gemm_tile16(const GemmArgs& a, std::integer_sequence<int, M...>) {
     };
     (quad(M), ...);
   };
-  if (q.float3)
-    quads(std::integral_constant<int, kRqFloat3>{});
-  else if (q.float_rq)
-    quads(std::integral_constant<int, kRqFloat>{});
-  else
-    quads(std::integral_constant<int, kRqGe33>{});
+  with_rq32_kind(q, quads);
 }
 template <int MR, bool kFused = false>
 void gemm16_k4_vnni(const GemmArgs& a) {
