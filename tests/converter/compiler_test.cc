@@ -237,6 +237,42 @@ TEST(Placement, ReshapeFamilyFollowsTheMarchAndPassiveTailsStayOnTheCpu) {
   }
 }
 
+TEST(Placement, ElementwiseIslandsBetweenCpuOperatorsRunOnTheCpu) {
+  // Conv -> InstanceNorm (CPU) -> Add, Mul of constants -> InstanceNorm (CPU)
+  // -> Conv -> Add: the first Add and Mul would be a BPU subgraph of their
+  // own (two int8 roundings for two element-wise operations); the last Add
+  // reads a BPU Conv and stays with it.
+  Builder b;
+  const std::string x = b.input("x", {1, 4, 8, 8});
+  std::string y = b.node("Conv", {x, b.constant("w", {4, 4, 1, 1})});
+  y = b.node("InstanceNormalization", {y, b.constant("s", {4}), b.constant("bias", {4})});
+  y = b.node("Add", {y, b.constant("a", {1, 4, 1, 1})});
+  y = b.node("Mul", {y, b.constant("m", {1, 4, 1, 1})});
+  y = b.node("InstanceNormalization", {y, b.constant("s2", {4}), b.constant("bias2", {4})});
+  y = b.node("Conv", {y, b.constant("w2", {4, 4, 1, 1})});
+  b.output(b.node("Add", {y, b.constant("a2", {1, 4, 1, 1})}));
+  std::string err;
+  ASSERT_GE(fold_constants(&b.g, &err), 0) << err;
+  for (const char* m : {"bernoulli2", "bayes-e"}) {
+    Graph g = b.g;
+    PlacementOptions po;
+    po.march = &march(m);
+    Placement pl = place(&g, po);
+    EXPECT_EQ(pl.subgraphs, 2) << m;
+    for (const char* n : {"Add_2", "Mul_3"}) {
+      EXPECT_EQ(placement_of(g, pl, n).device, Device::kCpu) << m << " " << n;
+      EXPECT_NE(placement_of(g, pl, n).reason.find("element-wise island"), std::string::npos) << n;
+    }
+    EXPECT_EQ(placement_of(g, pl, "Add_6").device, Device::kBpu) << m;
+    // Forced onto the BPU, the island stays there (its own subgraph).
+    g = b.g;
+    po.run_on_bpu = {"Mul_3"};
+    pl = place(&g, po);
+    EXPECT_EQ(pl.subgraphs, 3) << m;
+    EXPECT_EQ(placement_of(g, pl, "Add_2").device, Device::kBpu) << m;
+  }
+}
+
 // ---- calibration methods -----------------------------------------------------
 
 TEST(Calibration, ThresholdsOfKnownHistograms) {
