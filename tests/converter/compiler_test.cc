@@ -213,6 +213,15 @@ TEST(Placement, ChannelLimitAndUnknownOperators) {
             "InstanceNormalization is not supported on the BPU");
 }
 
+// A copy of the (folded) graph src placed for march m.
+Placement place_copy(const Graph& src, const char* m, Graph* g, std::set<std::string> run_on_bpu = {}) {
+  *g = src;
+  PlacementOptions po;
+  po.march = &march(m);
+  po.run_on_bpu = std::move(run_on_bpu);
+  return place(g, po);
+}
+
 TEST(Placement, ReshapeFamilyFollowsTheMarchAndPassiveTailsStayOnTheCpu) {
   Builder b;
   const std::string x = b.input("x", {1, 4, 8, 8});
@@ -223,10 +232,8 @@ TEST(Placement, ReshapeFamilyFollowsTheMarchAndPassiveTailsStayOnTheCpu) {
   std::string err;
   ASSERT_GE(fold_constants(&b.g, &err), 0) << err;
   for (const char* m : {"bernoulli2", "bayes-e"}) {
-    Graph g = b.g;
-    PlacementOptions po;
-    po.march = &march(m);
-    const Placement pl = place(&g, po);
+    Graph g;
+    const Placement pl = place_copy(b.g, m, &g);
     std::map<std::string, const NodePlacement*> by_op;
     for (size_t i = 0; i < g.nodes.size(); ++i) by_op[g.nodes[i].op_type] = &pl.nodes[i];
     EXPECT_EQ(by_op["Reshape"]->device, march(m).limits.reshape ? Device::kBpu : Device::kCpu) << m;
@@ -254,10 +261,8 @@ TEST(Placement, ElementwiseIslandsBetweenCpuOperatorsRunOnTheCpu) {
   std::string err;
   ASSERT_GE(fold_constants(&b.g, &err), 0) << err;
   for (const char* m : {"bernoulli2", "bayes-e"}) {
-    Graph g = b.g;
-    PlacementOptions po;
-    po.march = &march(m);
-    Placement pl = place(&g, po);
+    Graph g;
+    Placement pl = place_copy(b.g, m, &g);
     EXPECT_EQ(pl.subgraphs, 2) << m;
     for (const char* n : {"Add_2", "Mul_3"}) {
       EXPECT_EQ(placement_of(g, pl, n).device, Device::kCpu) << m << " " << n;
@@ -265,9 +270,7 @@ TEST(Placement, ElementwiseIslandsBetweenCpuOperatorsRunOnTheCpu) {
     }
     EXPECT_EQ(placement_of(g, pl, "Add_6").device, Device::kBpu) << m;
     // Forced onto the BPU, the island stays there (its own subgraph).
-    g = b.g;
-    po.run_on_bpu = {"Mul_3"};
-    pl = place(&g, po);
+    pl = place_copy(b.g, m, &g, {"Mul_3"});
     EXPECT_EQ(pl.subgraphs, 3) << m;
     EXPECT_EQ(placement_of(g, pl, "Add_2").device, Device::kBpu) << m;
   }
