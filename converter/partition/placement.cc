@@ -5,6 +5,7 @@
 #include <map>
 
 #include "converter/ops/op_unit.h"
+#include "runtime/cpu_ops/cpu_op.h"
 
 namespace openbpu::cvt {
 
@@ -39,9 +40,12 @@ bool is_source(const Graph& g, const std::string& v) {
 }
 
 
-// Element-wise arithmetic the CPU runtime computes in float.
+// Element-wise arithmetic and table lookups (activations) the CPU runtime
+// computes in float.
 bool cpu_elementwise(const Node& n) {
-  return n.domain.empty() && (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul");
+  if (n.domain.empty() && (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul")) return true;
+  const OpUnit* u = find_op_unit(n);
+  return u != nullptr && u->lut != nullptr && rt::find_cpu_op(n.domain, n.op_type) != nullptr;
 }
 
 int find_root(std::vector<int>* parent, int i) {
@@ -73,7 +77,8 @@ std::vector<int> bpu_islands(const Graph& g, const std::vector<NodePlacement>& p
 // add an int8 rounding of each value it reads and writes and a subgraph call
 // for a few element-wise operations (on bernoulli2, the bias Adds and scalar
 // Muls between the MatMuls and LayerNorms of a transformer block, which run
-// on the CPU there; docs/converter.md "Element-wise islands").
+// on the CPU there, and the MLP's SiLU table; docs/converter.md "Element-wise
+// islands").
 void move_elementwise_islands(const Graph& g, const std::vector<bool>& forced,
                               const std::map<std::string, size_t>& producer, std::vector<NodePlacement>* pl) {
   const std::vector<int> root = bpu_islands(g, *pl, producer);

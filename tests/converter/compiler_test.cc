@@ -245,15 +245,16 @@ TEST(Placement, ReshapeFamilyFollowsTheMarchAndPassiveTailsStayOnTheCpu) {
 }
 
 TEST(Placement, ElementwiseIslandsBetweenCpuOperatorsRunOnTheCpu) {
-  // Conv -> InstanceNorm (CPU) -> Add, Mul of constants -> InstanceNorm (CPU)
-  // -> Conv -> Add: the first Add and Mul would be a BPU subgraph of their
-  // own (two int8 roundings for two element-wise operations); the last Add
-  // reads a BPU Conv and stays with it.
+  // Conv -> InstanceNorm (CPU) -> Add, Sigmoid, Mul -> InstanceNorm (CPU)
+  // -> Conv -> Add: the first Add, the Sigmoid and the Mul would be a BPU
+  // subgraph of their own (int8 roundings for three element-wise
+  // operations); the last Add reads a BPU Conv and stays with it.
   Builder b;
   const std::string x = b.input("x", {1, 4, 8, 8});
   std::string y = b.node("Conv", {x, b.constant("w", {4, 4, 1, 1})});
   y = b.node("InstanceNormalization", {y, b.constant("s", {4}), b.constant("bias", {4})});
   y = b.node("Add", {y, b.constant("a", {1, 4, 1, 1})});
+  y = b.node("Sigmoid", {y});
   y = b.node("Mul", {y, b.constant("m", {1, 4, 1, 1})});
   y = b.node("InstanceNormalization", {y, b.constant("s2", {4}), b.constant("bias2", {4})});
   y = b.node("Conv", {y, b.constant("w2", {4, 4, 1, 1})});
@@ -264,13 +265,13 @@ TEST(Placement, ElementwiseIslandsBetweenCpuOperatorsRunOnTheCpu) {
     Graph g;
     Placement pl = place_copy(b.g, m, &g);
     EXPECT_EQ(pl.subgraphs, 2) << m;
-    for (const char* n : {"Add_2", "Mul_3"}) {
+    for (const char* n : {"Add_2", "Sigmoid_3", "Mul_4"}) {
       EXPECT_EQ(placement_of(g, pl, n).device, Device::kCpu) << m << " " << n;
       EXPECT_NE(placement_of(g, pl, n).reason.find("element-wise island"), std::string::npos) << n;
     }
-    EXPECT_EQ(placement_of(g, pl, "Add_6").device, Device::kBpu) << m;
+    EXPECT_EQ(placement_of(g, pl, "Add_7").device, Device::kBpu) << m;
     // Forced onto the BPU, the island stays there (its own subgraph).
-    pl = place_copy(b.g, m, &g, {"Mul_3"});
+    pl = place_copy(b.g, m, &g, {"Mul_4"});
     EXPECT_EQ(pl.subgraphs, 3) << m;
     EXPECT_EQ(placement_of(g, pl, "Add_2").device, Device::kBpu) << m;
   }
