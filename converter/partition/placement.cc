@@ -5,6 +5,7 @@
 #include <map>
 
 #include "converter/ops/op_unit.h"
+#include "runtime/cpu_ops/cpu_op.h"
 
 namespace openbpu::cvt {
 
@@ -36,6 +37,72 @@ bool is_source(const Graph& g, const std::string& v) {
   const Value* val = g.value(v);
   return v.empty() || (val && val->is_constant()) ||
          std::find(g.inputs.begin(), g.inputs.end(), v) != g.inputs.end();
+}
+
+
+// Element-wise arithmetic and table lookups (activations) the CPU runtime
+// computes in float.
+bool cpu_elementwise(const Node& n) {
+  if (n.domain.empty() && (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul")) return true;
+  const OpUnit* u = find_op_unit(n);
+  return u != nullptr && u->lut != nullptr && rt::find_cpu_op(n.domain, n.op_type) != nullptr;
+}
+
+int find_root(std::vector<int>* parent, int i) {
+  std::vector<int>& p = *parent;
+  while (p[static_cast<size_t>(i)] != i) i = p[static_cast<size_t>(i)] = p[static_cast<size_t>(p[static_cast<size_t>(i)])];
+  return i;
+}
+
+// Connected BPU islands (through BPU -> BPU edges): root of each node, -1 on the CPU.
+std::vector<int> bpu_islands(const Graph& g, const std::vector<NodePlacement>& pl,
+                             const std::map<std::string, size_t>& producer) {
+  std::vector<int> parent(pl.size());
+  for (size_t i = 0; i < pl.size(); ++i) parent[i] = static_cast<int>(i);
+  for (size_t i = 0; i < pl.size(); ++i)
+    for (const auto& in : g.nodes[i].inputs) {
+      auto it = producer.find(in);
+      if (pl[i].device == Device::kBpu && it != producer.end() && pl[it->second].device == Device::kBpu)
+        parent[static_cast<size_t>(find_root(&parent, static_cast<int>(i)))] = find_root(&parent, static_cast<int>(it->second));
+    }
+  std::vector<int> root(pl.size(), -1);
+  for (size_t i = 0; i < pl.size(); ++i)
+    if (pl[i].device == Device::kBpu) root[i] = find_root(&parent, static_cast<int>(i));
+  return root;
+}
+
+// An island of element-wise arithmetic between CPU operators (every
+// non-constant value it reads a CPU node's, every value it writes read by
+// CPU nodes or a model output) runs on the CPU in float: on the BPU it would
+// add an int8 rounding of each value it reads and writes and a subgraph call
+// for a few element-wise operations (on bernoulli2, the bias Adds and scalar
+// Muls between the MatMuls and LayerNorms of a transformer block, which run
+// on the CPU there, and the MLP's SiLU table; docs/converter.md "Element-wise
+// islands").
+void move_elementwise_islands(const Graph& g, const std::vector<bool>& forced,
+                              const std::map<std::string, size_t>& producer, std::vector<NodePlacement>* pl) {
+  const std::vector<int> root = bpu_islands(g, *pl, producer);
+  std::map<int, bool> movable;
+  for (size_t i = 0; i < pl->size(); ++i) {
+    if (root[i] < 0) continue;
+    bool ok = cpu_elementwise(g.nodes[i]) && !forced[i];
+    for (const auto& in : g.nodes[i].inputs) {
+      const Value* v = g.value(in);
+      if (in.empty() || (v != nullptr && v->is_constant())) continue;
+      auto it = producer.find(in);
+      ok = ok && it != producer.end() && (root[it->second] == root[i] || (*pl)[it->second].device == Device::kCpu);
+    }
+    for (const auto& o : g.nodes[i].outputs)
+      for (size_t c : g.consumers(o)) ok = ok && (root[c] == root[i] || (*pl)[c].device == Device::kCpu);
+    auto m = movable.emplace(root[i], ok);
+    m.first->second = m.first->second && ok;
+  }
+  for (size_t i = 0; i < pl->size(); ++i)
+    if (root[i] >= 0 && movable[root[i]]) {
+      (*pl)[i].device = Device::kCpu;
+      (*pl)[i].type = g.nodes[i].op_type;
+      (*pl)[i].reason = "element-wise island between CPU operators (it would add int8 roundings)";
+    }
 }
 
 }  // namespace
@@ -93,6 +160,7 @@ Placement place(Graph* g, const PlacementOptions& options) {
       }
     }
   }
+  move_elementwise_islands(*g, forced, producer, &pl);
   // List scheduling: keep taking ready nodes of the current device; switch
   // only when none is ready, so every BPU run is as long as possible.
   std::vector<int> indegree(n, 0);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Element-wise unary operators: activations (Relu LeakyRelu Elu Selu Celu
-// Sigmoid HardSigmoid HardSwish Softplus Softsign Mish Gelu ThresholdedRelu
+// Sigmoid HardSigmoid HardSwish Swish (openbpu::) Softplus Softsign Mish Gelu ThresholdedRelu
 // Shrink Clip), math (Exp Log Sqrt Reciprocal Neg Abs Floor Ceil Round Sign
 // Erf and the trigonometric/hyperbolic family) and predicates (Not IsNaN
 // IsInf).
@@ -32,6 +32,7 @@ enum class U {
   kSigmoid,
   kHardSigmoid,
   kHardSwish,
+  kSwish,
   kTanh,
   kSoftplus,
   kSoftsign,
@@ -81,6 +82,7 @@ constexpr UnaryName kUnary[] = {
     {"Sigmoid", U::kSigmoid, false},
     {"HardSigmoid", U::kHardSigmoid, false},
     {"HardSwish", U::kHardSwish, false},
+    {"Swish", U::kSwish, false},  // openbpu::Swish, x * sigmoid(x)
     {"Tanh", U::kTanh, false},
     {"Softplus", U::kSoftplus, false},
     {"Softsign", U::kSoftsign, false},
@@ -155,6 +157,9 @@ void run_float(U op, const Params& p, const T* x, T* y, int64_t n) {
       break;
     case U::kHardSwish:
       map(x, y, n, isa::fn::hard_swish<T>);
+      break;
+    case U::kSwish:
+      map(x, y, n, isa::fn::swish<T>);
       break;
     case U::kTanh:
       map(x, y, n, [](T v) { return std::tanh(v); });

@@ -13,6 +13,7 @@ const std::vector<CpuOpEntry>& all_cpu_ops() {
       {"openbpu", "Quantize", create_quantize},
       {"openbpu", "Dequantize", create_dequantize},
       {"openbpu", "LayoutConvert", create_layout_convert},
+      {"openbpu", "Swish", create_unary},  // x * sigmoid(x): the converter's fused SiLU on the CPU
       // Data movement.
       {"", "Reshape", create_layout_convert},
       {"", "Flatten", create_layout_convert},

@@ -213,6 +213,15 @@ TEST(Placement, ChannelLimitAndUnknownOperators) {
             "InstanceNormalization is not supported on the BPU");
 }
 
+// A copy of the (folded) graph src placed for march m.
+Placement place_copy(const Graph& src, const char* m, Graph* g, std::set<std::string> run_on_bpu = {}) {
+  *g = src;
+  PlacementOptions po;
+  po.march = &march(m);
+  po.run_on_bpu = std::move(run_on_bpu);
+  return place(g, po);
+}
+
 TEST(Placement, ReshapeFamilyFollowsTheMarchAndPassiveTailsStayOnTheCpu) {
   Builder b;
   const std::string x = b.input("x", {1, 4, 8, 8});
@@ -223,10 +232,8 @@ TEST(Placement, ReshapeFamilyFollowsTheMarchAndPassiveTailsStayOnTheCpu) {
   std::string err;
   ASSERT_GE(fold_constants(&b.g, &err), 0) << err;
   for (const char* m : {"bernoulli2", "bayes-e"}) {
-    Graph g = b.g;
-    PlacementOptions po;
-    po.march = &march(m);
-    const Placement pl = place(&g, po);
+    Graph g;
+    const Placement pl = place_copy(b.g, m, &g);
     std::map<std::string, const NodePlacement*> by_op;
     for (size_t i = 0; i < g.nodes.size(); ++i) by_op[g.nodes[i].op_type] = &pl.nodes[i];
     EXPECT_EQ(by_op["Reshape"]->device, march(m).limits.reshape ? Device::kBpu : Device::kCpu) << m;
@@ -234,6 +241,39 @@ TEST(Placement, ReshapeFamilyFollowsTheMarchAndPassiveTailsStayOnTheCpu) {
       EXPECT_EQ(by_op["Reshape"]->reason, "Reshape: Reshape-type operators run on the CPU on this march");
     }
     EXPECT_EQ(by_op["Transpose"]->device, Device::kCpu) << m;  // passive, at the tail
+  }
+}
+
+TEST(Placement, ElementwiseIslandsBetweenCpuOperatorsRunOnTheCpu) {
+  // Conv -> InstanceNorm (CPU) -> Add, Sigmoid, Mul -> InstanceNorm (CPU)
+  // -> Conv -> Add: the first Add, the Sigmoid and the Mul would be a BPU
+  // subgraph of their own (int8 roundings for three element-wise
+  // operations); the last Add reads a BPU Conv and stays with it.
+  Builder b;
+  const std::string x = b.input("x", {1, 4, 8, 8});
+  std::string y = b.node("Conv", {x, b.constant("w", {4, 4, 1, 1})});
+  y = b.node("InstanceNormalization", {y, b.constant("s", {4}), b.constant("bias", {4})});
+  y = b.node("Add", {y, b.constant("a", {1, 4, 1, 1})});
+  y = b.node("Sigmoid", {y});
+  y = b.node("Mul", {y, b.constant("m", {1, 4, 1, 1})});
+  y = b.node("InstanceNormalization", {y, b.constant("s2", {4}), b.constant("bias2", {4})});
+  y = b.node("Conv", {y, b.constant("w2", {4, 4, 1, 1})});
+  b.output(b.node("Add", {y, b.constant("a2", {1, 4, 1, 1})}));
+  std::string err;
+  ASSERT_GE(fold_constants(&b.g, &err), 0) << err;
+  for (const char* m : {"bernoulli2", "bayes-e"}) {
+    Graph g;
+    Placement pl = place_copy(b.g, m, &g);
+    EXPECT_EQ(pl.subgraphs, 2) << m;
+    for (const char* n : {"Add_2", "Sigmoid_3", "Mul_4"}) {
+      EXPECT_EQ(placement_of(g, pl, n).device, Device::kCpu) << m << " " << n;
+      EXPECT_NE(placement_of(g, pl, n).reason.find("element-wise island"), std::string::npos) << n;
+    }
+    EXPECT_EQ(placement_of(g, pl, "Add_7").device, Device::kBpu) << m;
+    // Forced onto the BPU, the island stays there (its own subgraph).
+    pl = place_copy(b.g, m, &g, {"Mul_4"});
+    EXPECT_EQ(pl.subgraphs, 3) << m;
+    EXPECT_EQ(placement_of(g, pl, "Add_2").device, Device::kBpu) << m;
   }
 }
 

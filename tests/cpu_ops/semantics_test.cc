@@ -65,6 +65,17 @@ TEST(CpuOpsSemantics, ClipAttributesAndInputs) {
   EXPECT_EQ(y.floats(), x.floats());
 }
 
+// openbpu::Swish (the converter's fused SiLU, placed on the CPU between CPU
+// MatMuls on bernoulli2): x * sigmoid(x).
+TEST(CpuOpsSemantics, OpenbpuSwish) {
+  T x = f32({4}, {-4, -0.5f, 0, 3}), y = f32({4});
+  CpuOpDef d = op("Swish");
+  d.domain = "openbpu";
+  ASSERT_TRUE(run_op(d, {&x}, {&y}).ok());
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_NEAR(y.floats()[i], x.floats()[i] / (1 + std::exp(-x.floats()[i])), 1e-6f) << i;
+}
+
 TEST(CpuOpsSemantics, PadAttributeFormAndModes) {
   T x = f32({1, 3}, {1, 2, 3});
   T y = f32({1, 7});
