@@ -406,6 +406,43 @@ int64_t column_index(const isa::Conv& c, int64_t k) {
   return (h * c.kernel_w + w) * cin + ci;
 }
 
+// The depthwise part of build_plan: dw4 (ConvIsa::dw4_row) when no weight
+// is -128 and dilation_w is 1, its gstep 4 for stride-2 3x3 / 5x5 where the
+// ISA asks (ConvIsa::dw4_step4), the flat 1x1 constants after it; else dw.
+void plan_depthwise(const ConvIsa& isa, const isa::Conv& c, const int8_t* w, bool int32_out,
+                    bool residual, ConvPlan& p) {
+  const int cout = c.out.dims[3];
+  bool m128 = false;
+  for (int64_t i = 0; i < static_cast<int64_t>(cout) * p.taps; ++i) m128 |= w[i] == -128;
+  if (isa.dw4_row != nullptr && !m128 && c.dilation_w == 1) {
+    p.dw4 = true;
+    p.dw4_cp = isa.dw4_cpad(cout);
+    p.dw4_gstep = isa.dw4_step4 && c.stride_w == 2 && (c.kernel_w == 3 || c.kernel_w == 5) ? 4 : 2;
+    if (!int32_out && !residual) plan_float_requant(&p, w, cout, p.taps);
+    DwPackArgs a{w,         cout,          c.kernel_h,   c.kernel_w,
+                 p.bias.data(), p.mult.data(), p.r32.data(), p.sh32.data()};
+    if (p.float_rq) a.fhi = p.fhi.data(), a.flo = p.flo.data();
+    a.gstep = p.dw4_gstep;
+    const size_t bytes = round_up(static_cast<int64_t>(isa.dw4_pack(a, nullptr)), 64);
+    // 1x1 kernels may also run flat (per-channel scales): its constants follow.
+    DwFlatPackArgs f{w, cout, static_cast<int>(c.in.strides[2]), p.bias.data(), p.mult.data(),
+                     p.r32.data(), p.sh32.data()};
+    if (p.float_rq) f.fhi = p.fhi.data(), f.flo = p.flo.data(), f.float3 = p.float3;
+    f.float_out = &p.flat_float;
+    if (isa.dwflat_pack != nullptr && c.kernel_h == 1 && c.kernel_w == 1 &&
+        c.in.strides[2] >= cout && c.in.strides[2] <= 256)
+      p.flat_bytes = isa.dwflat_pack(f, nullptr);
+    p.flat_off = bytes;
+    uint8_t* dst = p.w.get(bytes + p.flat_bytes + 64);
+    isa.dw4_pack(a, dst);
+    if (p.flat_bytes != 0) isa.dwflat_pack(f, dst + bytes);
+    return;
+  }
+  p.c_full = cout / 16 * 16;
+  const size_t bytes = isa.dw_pack(w, p.c_full, p.taps, nullptr);
+  isa.dw_pack(w, p.c_full, p.taps, p.w.get(bytes + 64));
+}
+
 std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, const Memory& mem,
                                      bool int32_out, bool residual, bool depthwise,
                                      bool transposed) {
@@ -469,35 +506,7 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
   }
 
   if (depthwise) {
-    bool m128 = false;
-    for (int64_t i = 0; i < static_cast<int64_t>(cout) * p.taps; ++i) m128 |= w[i] == -128;
-    if (isa.dw4_row != nullptr && !m128 && c.dilation_w == 1) {
-      p.dw4 = true;
-      p.dw4_cp = isa.dw4_cpad(cout);
-      p.dw4_gstep = isa.dw4_step4 && c.stride_w == 2 && (c.kernel_w == 3 || c.kernel_w == 5) ? 4 : 2;
-      if (!int32_out && !residual) plan_float_requant(&p, w, cout, p.taps);
-      DwPackArgs a{w,         cout,          c.kernel_h,   c.kernel_w,
-                   p.bias.data(), p.mult.data(), p.r32.data(), p.sh32.data()};
-      if (p.float_rq) a.fhi = p.fhi.data(), a.flo = p.flo.data();
-      a.gstep = p.dw4_gstep;
-      const size_t bytes = round_up(static_cast<int64_t>(isa.dw4_pack(a, nullptr)), 64);
-      // 1x1 kernels may also run flat (per-channel scales): its constants follow.
-      DwFlatPackArgs f{w, cout, static_cast<int>(c.in.strides[2]), p.bias.data(), p.mult.data(),
-                       p.r32.data(), p.sh32.data()};
-      if (p.float_rq) f.fhi = p.fhi.data(), f.flo = p.flo.data(), f.float3 = p.float3;
-      f.float_out = &p.flat_float;
-      if (isa.dwflat_pack != nullptr && c.kernel_h == 1 && c.kernel_w == 1 &&
-          c.in.strides[2] >= cout && c.in.strides[2] <= 256)
-        p.flat_bytes = isa.dwflat_pack(f, nullptr);
-      p.flat_off = bytes;
-      uint8_t* dst = p.w.get(bytes + p.flat_bytes + 64);
-      isa.dw4_pack(a, dst);
-      if (p.flat_bytes != 0) isa.dwflat_pack(f, dst + bytes);
-      return plan;
-    }
-    p.c_full = cout / 16 * 16;
-    const size_t bytes = isa.dw_pack(w, p.c_full, p.taps, nullptr);
-    isa.dw_pack(w, p.c_full, p.taps, p.w.get(bytes + 64));
+    plan_depthwise(isa, c, w, int32_out, residual, p);
     return plan;
   }
 
