@@ -626,22 +626,23 @@ int wide_row(const DwRowArgs& a, const int8_t* const* rows, const uint8_t* wp, i
     V acc[2][4];
 #pragma GCC unroll 16
     for (int v = 0; v < 4; ++v) acc[0][v] = acc[1][v] = init[v];
-    if constexpr (kS == 4)
+    if constexpr (kS == 4) {
       s4_step<Mac, KH, kG0, NG, kR>(rows, wp, w1, row_w, kR * i, c0, gstride, acc);
-    else
+    } else {
 #pragma GCC unroll 16
-    for (int kh = 0; kh < KH; ++kh)
+      for (int kh = 0; kh < KH; ++kh)
 #pragma GCC unroll 16
-      for (int j = 0; j < NG; ++j)
+        for (int j = 0; j < NG; ++j)
 #pragma GCC unroll 16
-        for (int v = 0; v < 4; ++v) {
-          const size_t wo = kh * row_w + (4 * j + v) * size_t{64};
-          const int64_t col = kR * ((kS1 ? i : 2 * i) + j);
-          const V x0 = Z::load(rows[kh] + goff<kR>(col, v, c0, kW, gstride));
-          const V x1 = kS1 ? x0 : Z::load(rows[kh] + goff<kR>(col + kR, v, c0, kW, gstride));
-          acc[0][v] = Mac::template dot4<Z>(acc[0][v], x0, Z::load(wp + wo), ones);
-          acc[1][v] = Mac::template dot4<Z>(acc[1][v], x1, Z::load(w1 + wo), ones);
-        }
+          for (int v = 0; v < 4; ++v) {
+            const size_t wo = kh * row_w + (4 * j + v) * size_t{64};
+            const int64_t col = kR * ((kS1 ? i : 2 * i) + j);
+            const V x0 = Z::load(rows[kh] + goff<kR>(col, v, c0, kW, gstride));
+            const V x1 = kS1 ? x0 : Z::load(rows[kh] + goff<kR>(col + kR, v, c0, kW, gstride));
+            acc[0][v] = Mac::template dot4<Z>(acc[0][v], x0, Z::load(wp + wo), ones);
+            acc[1][v] = Mac::template dot4<Z>(acc[1][v], x1, Z::load(w1 + wo), ones);
+          }
+    }
     V r[2];
     requant<Z, 2, kFloat>(acc, par, 16, r);
 #pragma GCC unroll 2
