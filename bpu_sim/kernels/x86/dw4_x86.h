@@ -17,7 +17,9 @@
 // of 16 channels each, E = 0-3 | 16-19 | 32-35 | 48-51, ...). An output pixel whose first
 // tap column b is even reads groups b, b + 4, ...; for b odd it reads
 // groups b - 1, b + 3, ... with its weights shifted by one slot: two weight
-// sets (column parity) per kernel row, zero in the unused slots. Each
+// sets (column parity) per kernel row, zero in the unused slots. (gstep 4,
+// stride-2 rows on the zmm table: groups at every fourth column, the
+// second weight set shifted by two slots; DwPackArgs::gstep.) Each
 // group then is one vpmaddubsw + vpmaddwd per vector, no shuffle. The
 // weights and the per-channel requantization constants are packed in the
 // E..H lane order, and packs_epi32(E, F), packs_epi32(G, H), packs_epi16
