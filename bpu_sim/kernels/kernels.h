@@ -181,6 +181,10 @@ struct DwPackArgs {
   // packed M / odd-lane M slots then hold their bits instead.
   const float* fhi = nullptr;
   const float* flo = nullptr;
+  // Columns between two column groups: 2 (groups at every even column, the
+  // weights packed for first-tap parities 0 and 1) or 4 (stride-2 rows:
+  // groups at every fourth column, first-tap offsets 0 and 2 within one).
+  int gstep = 2;
 };
 struct DwRowArgs {
   const int8_t* const* rows;  // [kh] column groups of each kernel row's input row
@@ -202,6 +206,7 @@ struct DwRowArgs {
   // the 3-operation form (RequantParams::float3).
   bool float_requant = false;
   bool float3 = false;
+  int gstep = 2;  // DwPackArgs::gstep (4 only with stride 2)
 };
 
 // Depthwise 1x1, stride 1, over dense int8 maps (the "flat" path: per-
@@ -272,12 +277,15 @@ struct ConvIsa {
   // Optional dw4 depthwise (see DwRowArgs; nullptr: dw above). dw4_cpad is
   // the pixel stride (bytes) of the padded rows for c channels; dw4_pack
   // returns the packed bytes when dst is nullptr; dw4_convert turns a padded
-  // row of 2 * ngc + 2 columns into ngc column groups of cp * 4 bytes and
-  // returns whether any byte of that row is negative (it reads them all);
-  // a convert that stores x + 128 (VNNI) returns false.
+  // row of gstep * (ngc - 1) + 4 columns into ngc column groups of cp * 4
+  // bytes (group gc: columns gstep * gc .. + 3; gstep 2 or 4, DwPackArgs)
+  // and returns whether any byte of that row is negative (it reads them
+  // all); a convert that stores x + 128 (VNNI) returns false. dw4_step4:
+  // stride-2 layers use gstep 4.
   int (*dw4_cpad)(int c) = nullptr;
   size_t (*dw4_pack)(const DwPackArgs& a, void* dst) = nullptr;
-  bool (*dw4_convert)(const int8_t* plain, int ngc, int c, int8_t* dst) = nullptr;
+  bool (*dw4_convert)(const int8_t* plain, int ngc, int c, int gstep, int8_t* dst) = nullptr;
+  bool dw4_step4 = false;
   void (*dw4_row)(const DwRowArgs& a) = nullptr;
   // Optional: the multiple the column groups of a row (ngc) are rounded up
   // to for c channels (the convert may place a group's vectors in the next

@@ -727,17 +727,20 @@ void dw_block_consts(Rng& r, int kind, int C, std::vector<int32_t>* m, std::vect
 // Depthwise rows over the dw4 blocks narrower than 64 channels (two or four
 // column groups per zmm on avx512vnni, goff) and the pixels left after the
 // wide steps: channels around 16 / 32 / 64, stride 1 and 2, 1x1 / 3x3 /
-// 5x5, widths up to 40 (odd too), padding, padded pixel strides.
-bool dw_block_case(Rng& r, Case* out) {
+// 5x5, widths up to 40 (odd too), padding, padded pixel strides. s2: only
+// 3x3 / 5x5 with stride_w 2 (the column groups every 4 columns of
+// DwPackArgs::gstep 4; stride_h 1 or 2), widths up to 72.
+bool dw_block_case(Rng& r, Case* out, bool s2 = false) {
   isa::Conv c;
   const int C = r.pick<int>({8, 16, 24, 32, 40, 48, 64, 80, 88, 96, 112, 144});
-  const int k = r.pick<int>({1, 3, 3, 5});
+  const int k = s2 ? r.pick<int>({3, 3, 5}) : r.pick<int>({1, 3, 3, 5});
   c.kernel_h = c.kernel_w = k;
   c.groups = C;
   c.stride_h = c.stride_w = r.pick<int>({1, 1, 2});
+  if (s2) c.stride_h = r.pick<int>({1, 2}), c.stride_w = 2;
   c.pad_top = c.pad_left = r.uniform(0, k / 2);
   c.pad_bottom = c.pad_right = r.uniform(0, k / 2);
-  const int ih = r.uniform(1, 5), iw = r.uniform(k, 40);
+  const int ih = r.uniform(1, 5), iw = r.uniform(k, s2 ? 72 : 40);
   const int oh = (ih + c.pad_top + c.pad_bottom - k) / c.stride_h + 1;
   const int ow = (iw + c.pad_left + c.pad_right - k) / c.stride_w + 1;
   if (oh < 1 || ow < 1 || ih + c.pad_top + c.pad_bottom < k) return false;
@@ -755,13 +758,17 @@ bool dw_block_case(Rng& r, Case* out) {
   const int kind = r.uniform(0, 2);
   dw_block_consts(r, kind, C, &m, &sh);
   const std::string desc = "dw blocks C" + std::to_string(C) + " k" + std::to_string(k) + " s" +
-                           std::to_string(c.stride_h) + " " + std::to_string(ih) + "x" +
+                           std::to_string(c.stride_h) + std::to_string(c.stride_w) + " " + std::to_string(ih) + "x" +
                            std::to_string(iw) + " kind " + std::to_string(kind);
   return finish_q_case(c, w, b, m, sh, desc, r, cs, out);
 }
 
 TEST(OptConv, DepthwiseBlocksMatchReference) {
   check_generated(8642, [](Rng& r, int, Case* cs) { return dw_block_case(r, cs); });
+}
+
+TEST(OptConv, DepthwiseStride2BlocksMatchReference) {
+  check_generated(8643, [](Rng& r, int, Case* cs) { return dw_block_case(r, cs, true); });
 }
 
 TEST(OptConv, ListsThePaths) {
@@ -801,7 +808,7 @@ TEST(OptConv, Avx512VnniDepthwiseBlocksThroughSimdeMatchReference) {
   Rng r(8643);
   for (int done = 0; done < case_count() / 4;) {
     Case cs;
-    if (!dw_block_case(r, &cs)) continue;
+    if (!dw_block_case(r, &cs, done % 2 == 1)) continue;  // every other: stride_w 2
     ++done;
     ASSERT_TRUE(same_as_reference(cs.ins, cs.arena, t)) << cs.desc << " (case " << done << ")";
   }

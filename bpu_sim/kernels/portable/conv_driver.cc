@@ -267,6 +267,7 @@ struct ConvPlan {
   int c_full = 0;                                              // depthwise vector channels
   bool dw4 = false;  // depthwise through ConvIsa::dw4_row (no weight is -128)
   int dw4_cp = 0;
+  int dw4_gstep = 2;  // DwPackArgs::gstep
   size_t flat_bytes = 0, flat_off = 0;  // depthwise 1x1: ConvIsa::dwflat constants in w
   bool flat_float = false;  // the dwflat pack uses float_requant (any S)
   AlignedBuf w;
@@ -405,6 +406,43 @@ int64_t column_index(const isa::Conv& c, int64_t k) {
   return (h * c.kernel_w + w) * cin + ci;
 }
 
+// The depthwise part of build_plan: dw4 (ConvIsa::dw4_row) when no weight
+// is -128 and dilation_w is 1, its gstep 4 for stride-2 3x3 / 5x5 where the
+// ISA asks (ConvIsa::dw4_step4), the flat 1x1 constants after it; else dw.
+void plan_depthwise(const ConvIsa& isa, const isa::Conv& c, const int8_t* w, bool int32_out,
+                    bool residual, ConvPlan& p) {
+  const int cout = c.out.dims[3];
+  bool m128 = false;
+  for (int64_t i = 0; i < static_cast<int64_t>(cout) * p.taps; ++i) m128 |= w[i] == -128;
+  if (isa.dw4_row != nullptr && !m128 && c.dilation_w == 1) {
+    p.dw4 = true;
+    p.dw4_cp = isa.dw4_cpad(cout);
+    p.dw4_gstep = isa.dw4_step4 && c.stride_w == 2 && (c.kernel_w == 3 || c.kernel_w == 5) ? 4 : 2;
+    if (!int32_out && !residual) plan_float_requant(&p, w, cout, p.taps);
+    DwPackArgs a{w,         cout,          c.kernel_h,   c.kernel_w,
+                 p.bias.data(), p.mult.data(), p.r32.data(), p.sh32.data()};
+    if (p.float_rq) a.fhi = p.fhi.data(), a.flo = p.flo.data();
+    a.gstep = p.dw4_gstep;
+    const size_t bytes = round_up(static_cast<int64_t>(isa.dw4_pack(a, nullptr)), 64);
+    // 1x1 kernels may also run flat (per-channel scales): its constants follow.
+    DwFlatPackArgs f{w, cout, static_cast<int>(c.in.strides[2]), p.bias.data(), p.mult.data(),
+                     p.r32.data(), p.sh32.data()};
+    if (p.float_rq) f.fhi = p.fhi.data(), f.flo = p.flo.data(), f.float3 = p.float3;
+    f.float_out = &p.flat_float;
+    if (isa.dwflat_pack != nullptr && c.kernel_h == 1 && c.kernel_w == 1 &&
+        c.in.strides[2] >= cout && c.in.strides[2] <= 256)
+      p.flat_bytes = isa.dwflat_pack(f, nullptr);
+    p.flat_off = bytes;
+    uint8_t* dst = p.w.get(bytes + p.flat_bytes + 64);
+    isa.dw4_pack(a, dst);
+    if (p.flat_bytes != 0) isa.dwflat_pack(f, dst + bytes);
+    return;
+  }
+  p.c_full = cout / 16 * 16;
+  const size_t bytes = isa.dw_pack(w, p.c_full, p.taps, nullptr);
+  isa.dw_pack(w, p.c_full, p.taps, p.w.get(bytes + 64));
+}
+
 std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, const Memory& mem,
                                      bool int32_out, bool residual, bool depthwise,
                                      bool transposed) {
@@ -468,33 +506,7 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
   }
 
   if (depthwise) {
-    bool m128 = false;
-    for (int64_t i = 0; i < static_cast<int64_t>(cout) * p.taps; ++i) m128 |= w[i] == -128;
-    if (isa.dw4_row != nullptr && !m128 && c.dilation_w == 1) {
-      p.dw4 = true;
-      p.dw4_cp = isa.dw4_cpad(cout);
-      if (!int32_out && !residual) plan_float_requant(&p, w, cout, p.taps);
-      DwPackArgs a{w,         cout,          c.kernel_h,   c.kernel_w,
-                   p.bias.data(), p.mult.data(), p.r32.data(), p.sh32.data()};
-      if (p.float_rq) a.fhi = p.fhi.data(), a.flo = p.flo.data();
-      const size_t bytes = round_up(static_cast<int64_t>(isa.dw4_pack(a, nullptr)), 64);
-      // 1x1 kernels may also run flat (per-channel scales): its constants follow.
-      DwFlatPackArgs f{w, cout, static_cast<int>(c.in.strides[2]), p.bias.data(), p.mult.data(),
-                       p.r32.data(), p.sh32.data()};
-      if (p.float_rq) f.fhi = p.fhi.data(), f.flo = p.flo.data(), f.float3 = p.float3;
-      f.float_out = &p.flat_float;
-      if (isa.dwflat_pack != nullptr && c.kernel_h == 1 && c.kernel_w == 1 &&
-          c.in.strides[2] >= cout && c.in.strides[2] <= 256)
-        p.flat_bytes = isa.dwflat_pack(f, nullptr);
-      p.flat_off = bytes;
-      uint8_t* dst = p.w.get(bytes + p.flat_bytes + 64);
-      isa.dw4_pack(a, dst);
-      if (p.flat_bytes != 0) isa.dwflat_pack(f, dst + bytes);
-      return plan;
-    }
-    p.c_full = cout / 16 * 16;
-    const size_t bytes = isa.dw_pack(w, p.c_full, p.taps, nullptr);
-    isa.dw_pack(w, p.c_full, p.taps, p.w.get(bytes + 64));
+    plan_depthwise(isa, c, w, int32_out, residual, p);
     return plan;
   }
 
@@ -824,8 +836,9 @@ void conv_depthwise(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, c
 
 struct Dw4Geometry {
   int64_t hp;          // padded rows per image
-  int64_t cols;        // columns of a padded row (2 * ngc + 2)
+  int64_t cols;        // columns of a padded row (gstep * (ngc - 1) + 4)
   int ngc;             // column groups per row
+  int gstep;           // columns between two groups (ConvPlan::dw4_gstep)
   int64_t group_bytes;  // one converted row
   int span;            // ring rows: the padded rows one output row reads
 };
@@ -913,25 +926,25 @@ void dw4_fill_row(const isa::Conv& c, const Geometry& g, int cp, const int8_t* s
 bool dw4_convert_row(const ConvIsa& isa, const isa::Conv& c, const Geometry& g,
                      const Dw4Geometry& d, int cp, const int8_t* src, const uint8_t* src_end,
                      int64_t n, int64_t y, int8_t* plain, int8_t* gr) {
-  const int C = static_cast<int>(g.cin);
+  const int C = static_cast<int>(g.cin), gs = d.gstep;
   const int64_t* st = c.in.strides;
   const int64_t iy = y - g.pt, al = isa.dw4_galign != nullptr ? isa.dw4_galign(C) : 1;
-  // Groups [ga, gb): columns 2 gc .. 2 gc + 3 all inside [pl, pl + iw).
-  const int64_t ga = round_up((g.pl + 1) / 2, al);
+  // Groups [ga, gb): columns gs gc .. gs gc + 3 all inside [pl, pl + iw).
+  const int64_t ga = round_up((g.pl + gs - 1) / gs, al);
   const int64_t last = g.pl + g.iw - 4;  // the last group's first column: <= last
-  const int64_t gb = last < 0 ? 0 : std::min<int64_t>(d.ngc, last / 2 + 1) / al * al;
+  const int64_t gb = last < 0 ? 0 : std::min<int64_t>(d.ngc, last / gs + 1) / al * al;
   if (iy < 0 || iy >= g.ih || cp != C || st[2] != C || st[3] != 1 || gb <= ga) {
     dw4_fill_row(c, g, cp, src, src_end, n, y, 0, d.cols, plain);
-    return isa.dw4_convert(plain, d.ngc, C, gr);
+    return isa.dw4_convert(plain, d.ngc, C, gs, gr);
   }
   const int64_t gbytes = static_cast<int64_t>(cp) * 4;
-  dw4_fill_row(c, g, cp, src, src_end, n, y, 0, 2 * ga + 2, plain);
-  dw4_fill_row(c, g, cp, src, src_end, n, y, 2 * gb, d.cols, plain);
-  const int8_t* row = src + n * st[0] + iy * st[1] + (2 * ga - g.pl) * C;
-  bool neg = ga > 0 && isa.dw4_convert(plain, static_cast<int>(ga), C, gr);
-  neg = isa.dw4_convert(row, static_cast<int>(gb - ga), C, gr + ga * gbytes) || neg;
+  dw4_fill_row(c, g, cp, src, src_end, n, y, 0, gs * ga + 4 - gs, plain);
+  dw4_fill_row(c, g, cp, src, src_end, n, y, gs * gb, d.cols, plain);
+  const int8_t* row = src + n * st[0] + iy * st[1] + (gs * ga - g.pl) * C;
+  bool neg = ga > 0 && isa.dw4_convert(plain, static_cast<int>(ga), C, gs, gr);
+  neg = isa.dw4_convert(row, static_cast<int>(gb - ga), C, gs, gr + ga * gbytes) || neg;
   if (gb < d.ngc)
-    neg = isa.dw4_convert(plain + 2 * gb * cp, static_cast<int>(d.ngc - gb), C, gr + gb * gbytes) || neg;
+    neg = isa.dw4_convert(plain + gs * gb * cp, static_cast<int>(d.ngc - gb), C, gs, gr + gb * gbytes) || neg;
   return neg;
 }
 
@@ -994,6 +1007,7 @@ struct Dw4Run {
       a.acc_stride = acc_stride;
       a.float_requant = p.float_rq;
       a.float3 = p.float3;
+      a.gstep = d.gstep;
       isa.dw4_row(a);
       if (!fused) epilogue_row(n, oy, acc);
     }
@@ -1013,9 +1027,12 @@ void conv_dw4(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const C
   d.hp = (g.oh - 1) * g.sh + static_cast<int64_t>(g.kh - 1) * g.dh + 1;
   // Groups per kernel row: ceil((kw + parity) / 4); the last one a pixel
   // reads starts at column (ow - 1) * sw - parity + 4 * (groups - 1).
-  d.ngc = static_cast<int>(((g.ow - 1) * g.sw) / 2 + 2 * ((g.kw + 1 + 3) / 4 - 1) + 1);
+  // With gstep 4 (stride 2) the last group holds column (ow - 1) * sw + kw - 1.
+  d.gstep = p.dw4_gstep;
+  d.ngc = d.gstep == 4 ? static_cast<int>(((g.ow - 1) * g.sw + g.kw - 1) / 4 + 1)
+                       : static_cast<int>(((g.ow - 1) * g.sw) / 2 + 2 * ((g.kw + 1 + 3) / 4 - 1) + 1);
   if (isa.dw4_galign != nullptr) d.ngc = static_cast<int>(round_up(d.ngc, isa.dw4_galign(static_cast<int>(g.cout))));
-  d.cols = 2 * static_cast<int64_t>(d.ngc) + 2;
+  d.cols = d.gstep * static_cast<int64_t>(d.ngc - 1) + 4;
   d.group_bytes = round_up(static_cast<int64_t>(d.ngc) * cp * 4, 64);
   d.span = (g.kh - 1) * g.dh + 1;
   const Buffer* reg = mem.region(c.in.region, c.in.index);

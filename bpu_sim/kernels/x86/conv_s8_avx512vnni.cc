@@ -657,7 +657,7 @@ const ConvIsa& OPENBPU_VNNI_ISA() {
 #define OPENBPU_VNNI_OTHERS                                                              \
   .dw = avx2_isa().dw, .dw_pack = avx2_isa().dw_pack, .epilogue = avx2_isa().epilogue,    \
   .dw4_cpad = dw4::cpad<64>, .dw4_pack = dw4::pack<64>, .dw4_convert = dw4::convert<true, 64>,             \
-  .dw4_row = dw4_row_vnni, .dw4_galign = dw4::galign<64>, .dwflat_pack = dwflat_pack_vnni, .dwflat = dwflat_vnni
+  .dw4_step4 = true, .dw4_row = dw4_row_vnni, .dw4_galign = dw4::galign<64>, .dwflat_pack = dwflat_pack_vnni, .dwflat = dwflat_vnni
   // Groups of at most 16 output channels (16 x 16 tiles; 8 x 16 for maps
   // of few pixels).
   static const ConvIsa n16 = {

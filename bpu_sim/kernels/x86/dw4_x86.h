@@ -17,7 +17,9 @@
 // of 16 channels each, E = 0-3 | 16-19 | 32-35 | 48-51, ...). An output pixel whose first
 // tap column b is even reads groups b, b + 4, ...; for b odd it reads
 // groups b - 1, b + 3, ... with its weights shifted by one slot: two weight
-// sets (column parity) per kernel row, zero in the unused slots. Each
+// sets (column parity) per kernel row, zero in the unused slots. (gstep 4,
+// stride-2 rows on the zmm table: groups at every fourth column, the
+// second weight set shifted by two slots; DwPackArgs::gstep.) Each
 // group then is one vpmaddubsw + vpmaddwd per vector, no shuffle. The
 // weights and the per-channel requantization constants are packed in the
 // E..H lane order, and packs_epi32(E, F), packs_epi32(G, H), packs_epi16
@@ -66,7 +68,8 @@ inline int cpad(int c) {
   const Block last = block<kMax>(c, block_count<kMax>(c) - 1);
   return last.c0 + last.width;
 }
-// Groups per kernel row for first-tap column parity q.
+// Groups per kernel row for first-tap column offset q within a group (0 or
+// gstep / 2: DwPackArgs::gstep).
 inline int groups(int kw, int q) { return (kw + q + 3) / 4; }
 
 // Groups per vector of 64 bytes (R) of a block of the given width: with
@@ -104,17 +107,18 @@ inline int64_t goff(int64_t gc, int v, int c0, int width, int64_t gstride) {
 // int32 each); then per kernel row and vector 128 * (the sum of the row's
 // weights), lanes int32 (what a row of x + 128 adds too much: the Flip
 // policy below). Lane l of a replicated block is lane l % (width / 4).
-inline size_t weight_bytes(int width, int kh, int kw) {
-  return static_cast<size_t>(kh) * (groups(kw, 0) + groups(kw, 1)) * 4 * width;
+// With gstep 4 "parity 1" is the offset 2 (DwPackArgs::gstep).
+inline size_t weight_bytes(int width, int kh, int kw, int gstep) {
+  return static_cast<size_t>(kh) * (groups(kw, 0) + groups(kw, gstep / 2)) * 4 * width;
 }
-inline size_t block_bytes(int width, int kh, int kw) {
-  return weight_bytes(width, kh, kw) + (5 + kh) * 4 * static_cast<size_t>(width / 4) * 4;
+inline size_t block_bytes(int width, int kh, int kw, int gstep) {
+  return weight_bytes(width, kh, kw, gstep) + (5 + kh) * 4 * static_cast<size_t>(width / 4) * 4;
 }
 
 inline uint8_t* pack_weights(const DwPackArgs& a, Block blk, int pw, uint8_t* o) {
   const int lanes = pw / 4, lw = blk.width / 4, taps = a.kh * a.kw;
   for (int kh = 0; kh < a.kh; ++kh)
-    for (int q = 0; q < 2; ++q)
+    for (int q = 0; q <= a.gstep / 2; q += a.gstep / 2)
       for (int g = 0; g < groups(a.kw, q); ++g)
         for (int v = 0; v < 4; ++v)
           for (int l = 0; l < lanes; ++l)
@@ -161,7 +165,7 @@ size_t pack(const DwPackArgs& a, void* dst) {
   size_t total = 0;
   for (int b = 0; b < block_count<kMax>(a.c); ++b) {
     const int w = block<kMax>(a.c, b).width;
-    total += block_bytes(w * reps<kMax>(w), a.kh, a.kw);
+    total += block_bytes(w * reps<kMax>(w), a.kh, a.kw, a.gstep);
   }
   if (dst == nullptr) return total;
   uint8_t* o = static_cast<uint8_t*>(dst);
@@ -343,14 +347,14 @@ struct Z {  // 64 channels (AVX-512 F/BW)
 // kFlip. Returns the OR of every byte read (bit 7 of a byte: a negative
 // value).
 template <class O, bool kFlip, int kR>
-typename O::V convert_block(const int8_t* plain, int ngc, int cp, int c0, int width,
+typename O::V convert_block(const int8_t* plain, int ngc, int cp, int c0, int width, int gs,
                             int8_t* dst) {
   using V = typename O::V;
   V any = O::zero();
   const V flip = O::set8(kFlip ? 0x80 : 0);
   const int64_t gstride = static_cast<int64_t>(cp) * 4;
   for (int gc = 0; gc < ngc; ++gc) {
-    const int8_t* s = plain + static_cast<int64_t>(2 * gc) * cp + c0;
+    const int8_t* s = plain + static_cast<int64_t>(gs * gc) * cp + c0;
     const V t0 = O::load(s), t1 = O::load(s + cp), t2 = O::load(s + 2 * cp),
             t3 = O::load(s + 3 * cp);
     any = O::or_(any, O::or_(O::or_(t0, t1), O::or_(t2, t3)));
@@ -367,24 +371,24 @@ typename O::V convert_block(const int8_t* plain, int ngc, int cp, int c0, int wi
 // kR m (columns 2 kR m .. 2 kR m + 2 kR + 1) at once, lane h of t0..t3
 // taken from columns 2 (kR m + h) + 0..3; ngc is a multiple of kR.
 template <bool kFlip, int kR>
-__m512i convert_wide(const int8_t* plain, int ngc, int cp, int c0, int8_t* dst) {
+__m512i convert_wide(const int8_t* plain, int ngc, int cp, int c0, int gs, int8_t* dst) {
   using V = __m512i;
   constexpr int kW = 64 / kR;
   V any = Z::zero();
   const V flip = Z::set8(kFlip ? 0x80 : 0);
   const int64_t gstride = static_cast<int64_t>(cp) * 4;
   for (int gc = 0; gc < ngc; gc += kR) {
-    const int8_t* s = plain + static_cast<int64_t>(2 * gc) * cp + c0;
+    const int8_t* s = plain + static_cast<int64_t>(gs * gc) * cp + c0;
     V t[4];
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
       if constexpr (kR == 2) {
-        t[k] = _mm512_inserti64x4(_mm512_castsi256_si512(Y::load(s + k * cp)), Y::load(s + (k + 2) * cp), 1);
+        t[k] = _mm512_inserti64x4(_mm512_castsi256_si512(Y::load(s + k * cp)), Y::load(s + (k + gs) * cp), 1);
       } else {
         t[k] = _mm512_castsi128_si512(X::load(s + k * cp));
-        t[k] = _mm512_inserti32x4(t[k], X::load(s + (k + 2) * cp), 1);
-        t[k] = _mm512_inserti32x4(t[k], X::load(s + (k + 4) * cp), 2);
-        t[k] = _mm512_inserti32x4(t[k], X::load(s + (k + 6) * cp), 3);
+        t[k] = _mm512_inserti32x4(t[k], X::load(s + (k + gs) * cp), 1);
+        t[k] = _mm512_inserti32x4(t[k], X::load(s + (k + 2 * gs) * cp), 2);
+        t[k] = _mm512_inserti32x4(t[k], X::load(s + (k + 3 * gs) * cp), 3);
       }
     }
     any = Z::or_(any, Z::or_(Z::or_(t[0], t[1]), Z::or_(t[2], t[3])));
@@ -397,34 +401,34 @@ __m512i convert_wide(const int8_t* plain, int ngc, int cp, int c0, int8_t* dst) 
   return any;
 }
 #endif
-// Every column of the row is read (group gc covers columns 2gc..2gc+3, the
-// row has 2 * ngc + 2) and every channel [0, cp): the answer covers the row.
-// With kFlip the groups hold x + 128 (unsigned), and the answer is false.
-// ngc is a multiple of galign<kMax>(c).
+// Every column of the row is read (group gc covers columns gs gc .. gs gc
+// + 3, the row has gs (ngc - 1) + 4; gs = gstep, 2 or 4) and every channel
+// [0, cp): the answer covers the row. With kFlip the groups hold x + 128
+// (unsigned), and the answer is false. ngc is a multiple of galign<kMax>(c).
 template <bool kFlip, int kMax>
-bool convert(const int8_t* plain, int ngc, int c, int8_t* dst) {
+bool convert(const int8_t* plain, int ngc, int c, int gs, int8_t* dst) {
   const int cp = cpad<kMax>(c);
   bool neg = false;
   for (int b = 0; b < block_count<kMax>(c); ++b) {
     const Block blk = block<kMax>(c, b);
 #if defined(OPENBPU_DW4_ZMM)
     if (blk.width == 64) {
-      neg = Z::any_neg(convert_block<Z, kFlip, 1>(plain, ngc, cp, blk.c0, 64, dst)) || neg;
+      neg = Z::any_neg(convert_block<Z, kFlip, 1>(plain, ngc, cp, blk.c0, 64, gs, dst)) || neg;
       continue;
     }
     if (blk.width == 32) {
-      neg = Z::any_neg(convert_wide<kFlip, 2>(plain, ngc, cp, blk.c0, dst)) || neg;
+      neg = Z::any_neg(convert_wide<kFlip, 2>(plain, ngc, cp, blk.c0, gs, dst)) || neg;
       continue;
     }
     if (blk.width == 16) {
-      neg = Z::any_neg(convert_wide<kFlip, 4>(plain, ngc, cp, blk.c0, dst)) || neg;
+      neg = Z::any_neg(convert_wide<kFlip, 4>(plain, ngc, cp, blk.c0, gs, dst)) || neg;
       continue;
     }
 #endif
     if (blk.width == 32)
-      neg = Y::any_neg(convert_block<Y, kFlip, reps<kMax>(32)>(plain, ngc, cp, blk.c0, 32, dst)) || neg;
+      neg = Y::any_neg(convert_block<Y, kFlip, reps<kMax>(32)>(plain, ngc, cp, blk.c0, 32, gs, dst)) || neg;
     else
-      neg = X::any_neg(convert_block<X, kFlip, reps<kMax>(16)>(plain, ngc, cp, blk.c0, 16, dst)) || neg;
+      neg = X::any_neg(convert_block<X, kFlip, reps<kMax>(16)>(plain, ngc, cp, blk.c0, 16, gs, dst)) || neg;
   }
   return neg && !kFlip;
 }
@@ -560,19 +564,61 @@ __attribute__((always_inline)) inline void put_chunk(int8_t* o, __m512i r, int h
   }
 }
 
+// The chunks (64 / kR bytes) 1 .. kR - 1 of a, then chunk 0 of b (valignd).
+template <int kR>
+inline __m512i shift_chunk(__m512i a, __m512i b) {
+#if defined(OPENBPU_KERNELS_SIMDE)  // Debian's SIMDe lacks valignd
+  alignas(64) int8_t t[128];
+  _mm512_store_si512(t, a), _mm512_store_si512(t + 64, b);
+  return _mm512_loadu_si512(t + 64 / kR);
+#else
+  return _mm512_alignr_epi32(b, a, 16 / kR);
+#endif
+}
+
+// One wide_row step of kS 4: pixels 2 (kR i + h) + k from the zmm column
+// of groups col = kR i + h and the next one (valignd: groups col + 1).
+template <class Mac, int KH, int G0, int G1, int kR>
+__attribute__((always_inline)) inline void s4_step(const int8_t* const* rows, const uint8_t* w0,
+                                                   const uint8_t* w1, size_t row_w, int64_t col,
+                                                   int c0, int64_t gstride, __m512i (&acc)[2][4]) {
+  using V = __m512i;
+  const V ones = Z::ones16();
+#pragma GCC unroll 16
+  for (int kh = 0; kh < KH; ++kh)
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v) {
+      V x[2];
+      x[0] = Z::load(rows[kh] + goff<kR>(col, v, c0, 64 / kR, gstride));
+      const V nx = Z::load(rows[kh] + goff<kR>(col + kR, v, c0, 64 / kR, gstride));
+      x[1] = shift_chunk<kR>(x[0], nx);
+#pragma GCC unroll 2
+      for (int j = 0; j < G0; ++j)
+        acc[0][v] = Mac::template dot4<Z>(acc[0][v], x[j], Z::load(w0 + kh * row_w + (4 * j + v) * 64), ones);
+#pragma GCC unroll 2
+      for (int j = 0; j < G1; ++j)
+        acc[1][v] = Mac::template dot4<Z>(acc[1][v], x[j], Z::load(w1 + kh * row_w + (4 * j + v) * 64), ones);
+    }
+}
+
 // A block of 64 / kR channels (kR groups per zmm, goff), fused output: 2 kR
-// pixels per step, from pixel 0 while all 2 kR exist. kS1 (stride 1): zmm
+// pixels per step, from pixel 0 while all 2 kR exist. kS 1 (stride 1): zmm
 // column i holds groups kR i + h, read by pixels 2 (kR i + h) + q with the
-// weights of parity q; else stride 2: columns 2i and 2i + 1, pixels
-// kR (2i + k) + h, parity 0. Returns the first pixel left.
-template <class Mac, int kFloat, int KH, int NG, int kR, bool kS1>
+// weights of parity q; kS 2 (stride 2, gstep 2): columns 2i and 2i + 1,
+// pixels kR (2i + k) + h, parity 0; kS 4 (stride 2, gstep 4): column i and
+// (valignd with column i + 1) the groups kR i + h + 1, read by pixels
+// 2 (kR i + h) + k, k = 0 with G4 groups of offset 0, k = 1 with NG of
+// offset 2 (G4, NG <= 2). Returns the first pixel left.
+template <class Mac, int kFloat, int KH, int NG, int kR, int kS, int G4 = 0>
 int wide_row(const DwRowArgs& a, const int8_t* const* rows, const uint8_t* wp, int c0) {
   using V = __m512i;
   constexpr int kW = 64 / kR;
+  constexpr bool kS1 = kS == 1;
+  constexpr int kG0 = kS == 4 ? G4 : NG;  // groups of the first weight set
   const int64_t gstride = static_cast<int64_t>(a.cp) * 4;
-  const size_t row_w = static_cast<size_t>(2 * NG) * 4 * 64;
-  const uint8_t* w1 = kS1 ? wp + static_cast<size_t>(NG) * 4 * 64 : wp;
-  const int32_t* par = reinterpret_cast<const int32_t*>(wp + weight_bytes(64, KH, a.kw));
+  const size_t row_w = static_cast<size_t>(kG0 + NG) * 4 * 64;
+  const uint8_t* w1 = kS != 2 ? wp + static_cast<size_t>(kG0) * 4 * 64 : wp;
+  const int32_t* par = reinterpret_cast<const int32_t*>(wp + weight_bytes(64, KH, a.kw, kS == 4 ? 4 : 2));
   const V ones = Z::ones16();
   const Sink<Z> sink(a, c0, kW);
   V init[4];
@@ -582,19 +628,23 @@ int wide_row(const DwRowArgs& a, const int8_t* const* rows, const uint8_t* wp, i
     V acc[2][4];
 #pragma GCC unroll 16
     for (int v = 0; v < 4; ++v) acc[0][v] = acc[1][v] = init[v];
+    if constexpr (kS == 4) {
+      s4_step<Mac, KH, kG0, NG, kR>(rows, wp, w1, row_w, kR * i, c0, gstride, acc);
+    } else {
 #pragma GCC unroll 16
-    for (int kh = 0; kh < KH; ++kh)
+      for (int kh = 0; kh < KH; ++kh)
 #pragma GCC unroll 16
-      for (int j = 0; j < NG; ++j)
+        for (int j = 0; j < NG; ++j)
 #pragma GCC unroll 16
-        for (int v = 0; v < 4; ++v) {
-          const size_t wo = kh * row_w + (4 * j + v) * size_t{64};
-          const int64_t col = kR * ((kS1 ? i : 2 * i) + j);
-          const V x0 = Z::load(rows[kh] + goff<kR>(col, v, c0, kW, gstride));
-          const V x1 = kS1 ? x0 : Z::load(rows[kh] + goff<kR>(col + kR, v, c0, kW, gstride));
-          acc[0][v] = Mac::template dot4<Z>(acc[0][v], x0, Z::load(wp + wo), ones);
-          acc[1][v] = Mac::template dot4<Z>(acc[1][v], x1, Z::load(w1 + wo), ones);
-        }
+          for (int v = 0; v < 4; ++v) {
+            const size_t wo = kh * row_w + (4 * j + v) * size_t{64};
+            const int64_t col = kR * ((kS1 ? i : 2 * i) + j);
+            const V x0 = Z::load(rows[kh] + goff<kR>(col, v, c0, kW, gstride));
+            const V x1 = kS1 ? x0 : Z::load(rows[kh] + goff<kR>(col + kR, v, c0, kW, gstride));
+            acc[0][v] = Mac::template dot4<Z>(acc[0][v], x0, Z::load(wp + wo), ones);
+            acc[1][v] = Mac::template dot4<Z>(acc[1][v], x1, Z::load(w1 + wo), ones);
+          }
+    }
     V r[2];
     requant<Z, 2, kFloat>(acc, par, 16, r);
 #pragma GCC unroll 2
@@ -602,7 +652,7 @@ int wide_row(const DwRowArgs& a, const int8_t* const* rows, const uint8_t* wp, i
       const V y = Z::min8(Z::max8(r[k], sink.lo), sink.hi);
 #pragma GCC unroll 4
       for (int h = 0; h < kR; ++h) {
-        const int64_t pix = kS1 ? 2 * (kR * i + h) + k : kR * (2 * i + k) + h;
+        const int64_t pix = kS != 2 ? 2 * (kR * i + h) + k : kR * (2 * i + k) + h;
         put_chunk<kR>(sink.out + pix * sink.pstride, y, h, sink.n);
       }
     }
@@ -616,16 +666,17 @@ int wide_row(const DwRowArgs& a, const int8_t* const* rows, const uint8_t* wp, i
 // time; with stride 1 two adjacent pixels (even and odd first column) read
 // the same groups, loaded once. kR > 1 (blocks of 64 / kR channels on the
 // zmm table, goff): the fused stride 1 and 2 rows start with wide_row.
-template <class O, class Mac, bool kSigned, int kFloat, int KH, int NG, int kR>
+template <class O, class Mac, bool kSigned, int kFloat, int KH, int NG, int kR, int G4 = 0>
 void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   using V = typename O::V;
   const int kh_n = KH > 0 ? KH : a.kh;
   const int pw = width * kR, lanes = pw / 4;  // packed vector bytes, int32 lanes
-  const int g0 = NG > 0 ? NG : groups(a.kw, 0), g1 = NG > 0 ? NG : groups(a.kw, 1);
+  const int gs = G4 > 0 ? 4 : NG > 0 ? 2 : a.gstep;  // (block_row_any)
+  const int g0 = G4 > 0 ? G4 : NG > 0 ? NG : groups(a.kw, 0), g1 = NG > 0 ? NG : groups(a.kw, gs / 2);
   const int64_t gstride = static_cast<int64_t>(a.cp) * 4;  // bytes per group column
   const size_t row_w = static_cast<size_t>(g0 + g1) * 4 * pw;
-  const uint8_t* w1 = wp + static_cast<size_t>(g0) * 4 * pw;  // odd parity
-  const int32_t* par = reinterpret_cast<const int32_t*>(wp + weight_bytes(pw, kh_n, a.kw));
+  const uint8_t* w1 = wp + static_cast<size_t>(g0) * 4 * pw;  // odd parity (offset gs / 2)
+  const int32_t* par = reinterpret_cast<const int32_t*>(wp + weight_bytes(pw, kh_n, a.kw, gs));
   const V ones = O::ones16();
   const Sink<O> sink(a, c0, width);
   V init[4];
@@ -647,12 +698,36 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   const int stride = a.stride, npix = a.npix;
   int p = 0;
 #if defined(OPENBPU_DW4_ZMM)
-  if constexpr (kR > 1 && NG > 0 && (kR == 2 || NG == 1)) {
-    if (a.out != nullptr && stride == 1) p = wide_row<Mac, kFloat, KH, NG, kR, true>(a, rows, wp, c0);
-    if (a.out != nullptr && stride == 2) p = wide_row<Mac, kFloat, KH, NG, kR, false>(a, rows, wp, c0);
+  if constexpr (kR > 1 && G4 > 0) {
+    if (a.out != nullptr) p = wide_row<Mac, kFloat, KH, NG, kR, 4, G4>(a, rows, wp, c0);
+  } else if constexpr (kR > 1 && NG > 0 && (kR == 2 || NG == 1)) {
+    if (a.out != nullptr && stride == 1) p = wide_row<Mac, kFloat, KH, NG, kR, 1>(a, rows, wp, c0);
+    if (a.out != nullptr && stride == 2) p = wide_row<Mac, kFloat, KH, NG, kR, 2>(a, rows, wp, c0);
   }
 #endif
-  if (NG > 0 && stride == 1) {  // pairs: pixel p (even column), p + 1 (odd)
+  if (G4 > 0) {  // stride 2, gstep 4: pixels p (offset 0), p + 1 (offset 2) from group p / 2
+    for (; p + 1 < npix; p += 2) {
+      V acc[2][4];
+#pragma GCC unroll 16
+      for (int v = 0; v < 4; ++v) acc[0][v] = acc[1][v] = init[v];
+#pragma GCC unroll 16
+      for (int kh = 0; kh < KH; ++kh)
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; ++v) {
+          V x[2];
+#pragma GCC unroll 2
+          for (int j = 0; j < (G4 > NG ? G4 : NG); ++j)
+            x[j] = O::load(rows[kh] + goff<kR>(p / 2 + j, v, c0, width, gstride));
+          const size_t wo = kh * row_w + v * static_cast<size_t>(pw);
+#pragma GCC unroll 2
+          for (int j = 0; j < G4; ++j) acc[0][v] = mac(acc[0][v], x[j], wp + wo + 4 * j * pw);
+#pragma GCC unroll 2
+          for (int j = 0; j < NG; ++j) acc[1][v] = mac(acc[1][v], x[j], w1 + wo + 4 * j * pw);
+        }
+      finish<O, 2, kFloat>(sink, acc, par, lanes, p, width);
+    }
+  }
+  if (G4 == 0 && NG > 0 && stride == 1) {  // pairs: pixel p (even column), p + 1 (odd)
     for (; p + 1 < npix; p += 2) {
       V acc[2][4];
 #pragma GCC unroll 16
@@ -673,20 +748,21 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
       finish<O, 2, kFloat>(sink, acc, par, lanes, p, width);
     }
   }
-  // Accumulates pixel p (first tap column b = p * stride) into acc.
+  // Accumulates pixel p (first tap column b = p * stride, at offset q of
+  // group (b - q) / gs; gstep 4 only with stride 2: q is 0 or 2) into acc.
   auto pixel = [&](int pix, V (&acc)[4]) {
     const int b = pix * stride;
-    const int q = b & 1;
+    const int q = b % gs;
     const uint8_t* w = q == 0 ? wp : w1;
     const int ng = q == 0 ? g0 : g1;
     for (int v = 0; v < 4; ++v) acc[v] = init[v];
     for (int kh = 0; kh < kh_n; ++kh)
       for (int j = 0; j < ng; ++j)
         for (int v = 0; v < 4; ++v)
-          acc[v] = mac(acc[v], O::load(rows[kh] + goff<kR>((b - q) / 2 + 2 * j, v, c0, width, gstride)),
+          acc[v] = mac(acc[v], O::load(rows[kh] + goff<kR>((b - q) / gs + 4 / gs * j, v, c0, width, gstride)),
                        w + kh * row_w + (4 * j + v) * static_cast<size_t>(pw));
   };
-  if (NG > 0 && stride % 2 == 0) {  // pairs of even first columns: one epilogue
+  if (G4 == 0 && NG > 0 && stride % 2 == 0) {  // pairs of even first columns: one epilogue
     for (; p + 1 < npix; p += 2) {
       V acc[2][4];
       pixel(p, acc[0]);
@@ -703,7 +779,13 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
 
 template <class O, class Mac, bool kSigned, int kFloat, int kR>
 void block_row_any(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
-  if (a.kh == 3 && a.kw == 3)
+  if (a.gstep == 4 && a.kh == 3 && a.kw == 3)  // (stride 2)
+    block_row<O, Mac, kSigned, kFloat, 3, 2, kR, 1>(a, wp, c0, width);
+  else if (a.gstep == 4 && a.kh == 5 && a.kw == 5)
+    block_row<O, Mac, kSigned, kFloat, 5, 2, kR, 2>(a, wp, c0, width);
+  else if (a.gstep == 4)
+    block_row<O, Mac, kSigned, kFloat, 0, 0, kR>(a, wp, c0, width);
+  else if (a.kh == 3 && a.kw == 3)
     block_row<O, Mac, kSigned, kFloat, 3, 1, kR>(a, wp, c0, width);
   else if (a.kh == 5 && a.kw == 5)
     block_row<O, Mac, kSigned, kFloat, 5, 2, kR>(a, wp, c0, width);
@@ -734,7 +816,7 @@ __attribute__((noinline)) void row_blocks(const DwRowArgs& a) {
 #endif
     if (blk.width == 32) block_row_sign<Y, Mac, kFloat, reps<kMax>(32)>(a, wp, blk.c0, 32);
     if (blk.width == 16) block_row_sign<X, Mac, kFloat, reps<kMax>(16)>(a, wp, blk.c0, 16);
-    wp += block_bytes(blk.width * reps<kMax>(blk.width), a.kh, a.kw);
+    wp += block_bytes(blk.width * reps<kMax>(blk.width), a.kh, a.kw, a.gstep);
   }
 }
 
