@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Fails when a C++ function in the given folders is longer than --max lines
-(project rule: converter functions fit on a screen, at most 150 lines).
+(project rule: functions fit on a screen, at most 150 lines).
 
 A light-weight scan, not a C++ parser: comments and literals are blanked,
 then every '{' at namespace or class scope whose preceding declaration has a
