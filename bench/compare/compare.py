@@ -32,6 +32,12 @@ onnx_torch.py (the same graph as torch modules). They are measured with
 Every latency is the minimum over the timed runs (medians are printed too):
 the machine is shared, so minimums are the least noisy statistic; the CPU
 time per inference (process user+system time / runs) is shown next to it.
+For ours the bracket holds what hrt_model_exec perf reports: its average
+latency, which includes the first frame (it builds the convolution plans
+and packs the weights: about 50-70 ms for MobileNetV2), and the whole
+process's CPU time (start-up and model load included) per frame, so both
+exceed the steady state at a few dozen runs; the peers are timed after a
+warm-up, in process.
 Peak RSS of every hrt_model_exec perf run is reported (wait4 rusage), and
 the load average before and after the measurements.
 
@@ -342,8 +348,9 @@ def main():
         results[name] = r
     load_after = loadavg()
 
-    print("\nLatency in ms (min over %d runs; median and CPU ms per inference in brackets)"
-          % args.runs)
+    print("\nLatency in ms (min over %d runs; median and CPU ms per inference in brackets;"
+          " ours: hrt_model_exec perf's average, first frame included, and process CPU"
+          " incl. load per frame)" % args.runs)
     print("'ratio' = ours (1 thread) / theirs (1 thread): below 1 means ours is faster\n")
     hdr = "%-13s %-22s %-30s %-30s %s" % ("model", "runtime", "1 thread", "2 threads",
                                           "ratio")
