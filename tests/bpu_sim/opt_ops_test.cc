@@ -255,6 +255,31 @@ TEST(OptOps, EltwiseInt8FeatureMaps) {
   });
 }
 
+// Asymmetric squeeze-excitation products: an int8 Mul of a map by a
+// per-channel operand (either side, in place or not) with zero points, the
+// path outside the instruction sets' rows (eltwise_channel_mul_zp).
+TEST(OptOps, EltwiseInt8ChannelMulZeroPoints) {
+  check("eltwise int8 channel mul zero points", 17, [](Rng& r, isa::Instruction* ins, Arena* a) {
+    isa::Eltwise e;
+    e.kind = isa::EltwiseKind::kMul;
+    const std::vector<int> d = {r.uniform(1, 2), r.uniform(1, 6), r.uniform(1, 6), r.uniform(1, 300)};
+    const bool channel_a = r.chance(0.5);
+    e.a = place(r, &a->input, isa::Region::kInput, DType::kInt8, d, false);
+    e.b = place(r, &a->scratch, isa::Region::kScratch, DType::kInt8, d, false);
+    isa::TensorRef& pc = channel_a ? e.a : e.b;
+    pc.strides[1] = pc.strides[2] = 0;  // one value per channel
+    e.out = !channel_a && r.chance(0.3) ? e.a
+                                        : place(r, &a->output, isa::Region::kOutput, DType::kInt8, d, false);
+    e.multiplier_a = r.uniform(1 << 30, INT32_MAX);
+    e.shift = r.uniform(30, 50);
+    acts(r, DType::kInt8, &e.act_min, &e.act_max);
+    e.zero_a = r.uniform(-128, 127), e.zero_b = r.uniform(-128, 127), e.zero_out = r.uniform(-128, 127);
+    ins->opcode = isa::Opcode::kEltwise;
+    ins->body = e;
+    return true;
+  });
+}
+
 TEST(OptOps, Lut) {
   check("lut", 13, [](Rng& r, isa::Instruction* ins, Arena* a) {
     isa::Lut l;

@@ -306,6 +306,43 @@ bool eltwise_periodic(const isa::Eltwise& e, const Memory& mem, const OpsIsa& op
   return true;
 }
 
+// int8 Mul of a dense NHWC map by a per-channel operand with zero points
+// (asymmetric squeeze-excitation scales; the instruction set's rows take no
+// zero points): (x - zx) * ((c - zc) * ma) with the per-channel factor formed
+// once per image, the same integers as eltwise_scalar (|product| < 2^48).
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-vectorize")))  // 64-bit lanes without AVX-512 are slower than scalar
+#endif
+bool eltwise_channel_mul_zp(const isa::Eltwise& e, const Memory& mem, int s, int64_t lo, int64_t hi) {
+  const bool pa = per_channel(e.a) && dense_nhwc(e.b), pb = per_channel(e.b) && dense_nhwc(e.a);
+  if (e.kind != isa::EltwiseKind::kMul || (!pa && !pb) || !dense_nhwc(e.out) || e.a.dtype != DType::kInt8 ||
+      e.b.dtype != DType::kInt8 || e.out.dtype != DType::kInt8)
+    return false;
+  const isa::TensorRef& pv = pa ? e.a : e.b;
+  const isa::TensorRef& fv = pa ? e.b : e.a;
+  const int64_t zp = pa ? e.zero_a : e.zero_b, zf = pa ? e.zero_b : e.zero_a, zo = e.zero_out;
+  const int64_t C = e.out.dims[3], map = int64_t{e.out.dims[1]} * e.out.dims[2] * C;
+  const int64_t per = C * ((1024 + C - 1) / C);  // whole periods, >= 1024 values
+  thread_local std::vector<int64_t> rep;
+  if (rep.size() < static_cast<size_t>(per)) rep.resize(static_cast<size_t>(per));
+  int64_t* k = rep.data();
+  const int64_t half = s > 0 ? int64_t{1} << (s - 1) : 0;
+  for (int64_t n = 0; n < e.out.dims[0]; ++n) {
+    const int8_t* pc = reinterpret_cast<const int8_t*>(mem.ptr(pv)) + n * pv.strides[0];
+    for (int64_t i = 0; i < per; ++i) k[i] = (pc[i % C] - zp) * int64_t{e.multiplier_a};
+    const int8_t* x = reinterpret_cast<const int8_t*>(mem.ptr(fv)) + n * fv.strides[0];
+    int8_t* y = reinterpret_cast<int8_t*>(mem.ptr(e.out)) + n * e.out.strides[0];
+    for (int64_t off = 0; off < map; off += per) {
+      const int64_t m = std::min(per, map - off);
+      for (int64_t i = 0; i < m; ++i) {  // rshift_round as one add and shift (|v| < 2^48)
+        const int64_t v = (((x[off + i] - zf) * k[i] + half) >> s) + zo;
+        y[off + i] = static_cast<int8_t>(v < lo ? lo : (v > hi ? hi : v));
+      }
+    }
+  }
+  return true;
+}
+
 template <class TA, class TB, class TO>
 void eltwise_rows(const isa::Eltwise& e, const Memory& mem, const OpsIsa* ops) {
   const Strided a = strided(mem, e.a), b = strided(mem, e.b), out = strided(mem, e.out);
@@ -327,6 +364,7 @@ void eltwise_rows(const isa::Eltwise& e, const Memory& mem, const OpsIsa* ops) {
   EltwiseRowS8 base{nullptr, nullptr, nullptr, 0, 1, 1, kind, static_cast<int32_t>(ma),
                     static_cast<int32_t>(mb), s, static_cast<int32_t>(lo2), static_cast<int32_t>(hi)};
   if (fast && eltwise_periodic(e, mem, *ops, base)) return;
+  if (!fast && eltwise_channel_mul_zp(e, mem, s, lo2, hi)) return;
   for_rows<3>(e.out.dims, views, [&](const int64_t* off, int64_t n, const int64_t* inner) {
     const int64_t as = inner[0], bs = inner[1], os = inner[2];
     const uint8_t* ap = a.base + off[0];
