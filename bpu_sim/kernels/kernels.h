@@ -384,7 +384,9 @@ void deconv(const ConvIsa& isa, const isa::Conv& c, const Memory& mem);
 // drivers resolve the views and finish what a row function leaves).
 // Eltwise add / sub / mul of int8 rows into a contiguous int8 row (a_step,
 // b_step 1: contiguous; 0: one value for the whole row), whose results all
-// fit int32: |a*Ma| + |b*Mb| (or |a*b*Ma|) < 2^(30 + shift).
+// fit int32: |a'*Ma| + |b'*Mb| (or |a'*b'*Ma|) < 2^(30 + shift), where
+// a' = a - za and b' = b - zb (the zero points; the output's zo is added
+// before the clamp).
 struct EltwiseRowS8 {
   const int8_t* a;
   const int8_t* b;
@@ -394,10 +396,13 @@ struct EltwiseRowS8 {
   int32_t ma, mb;
   int shift;
   int32_t lo, hi;  // output range within int8
+  int32_t za = 0, zb = 0, zo = 0;
 };
 struct OpsIsa {
-  // Each returns the number of leading elements it did.
+  // Each returns the number of leading elements it did (a row without
+  // eltwise_zero_points does none when a zero point is set).
   int64_t (*eltwise_s8)(const EltwiseRowS8& r);
+  bool eltwise_zero_points;
   int64_t (*lut_s8)(const int8_t* in, int8_t* out, int64_t n, const int8_t* table);
   // For each of npix pixels p: out[p*out_step + c] = clamp(max over
   // t < taps of rows[t][p*in_step + c], lo, hi) for c < n (a run of output

@@ -9,6 +9,7 @@
 // Exact rounding shift without the int64 overflow of v + 2^(S-1):
 //   floor((v + 2^(S-1)) / 2^S) = ((v >> (S-1)) + 1) >> 1   for S >= 1.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -259,7 +260,8 @@ void eltwise_s8_row(const OpsIsa& ops, EltwiseRowS8 r) {
   eltwise_scalar<int8_t, int8_t, int8_t>(
       r.kind, reinterpret_cast<const uint8_t*>(r.a + done * r.a_step), r.a_step,
       reinterpret_cast<const uint8_t*>(r.b + done * r.b_step), r.b_step,
-      reinterpret_cast<uint8_t*>(r.out + done), 1, r.n - done, r.ma, r.mb, r.shift, r.lo, r.hi);
+      reinterpret_cast<uint8_t*>(r.out + done), 1, r.n - done, r.ma, r.mb, r.shift, r.lo, r.hi,
+      EltwiseZeros{r.za, r.zb, r.zo});
 }
 
 // True when v is an NHWC feature map (rank 4) contiguous over H, W, C.
@@ -355,14 +357,17 @@ void eltwise_rows(const isa::Eltwise& e, const Memory& mem, const OpsIsa* ops) {
   const isa::EltwiseKind kind = e.kind;
   // The instruction set's rows for int8 operands and output when every
   // result fits int32 (|v| < 2^(30 + S)).
-  const int128 vmax = kind == isa::EltwiseKind::kMul ? int128{128 * 128} * ma
-                                                     : int128{128} * ma + int128{128} * mb;
   const EltwiseZeros z{e.zero_a, e.zero_b, e.zero_out};
+  const int64_t am = 128 + std::abs(z.a), bm = 128 + std::abs(z.b);  // |a - za|, |b - zb| bounds
+  const int128 vmax = kind == isa::EltwiseKind::kMul ? int128{am * bm} * std::abs(ma)
+                                                     : int128{am} * std::abs(ma) + int128{bm} * std::abs(mb);
+  const bool zeros = z.a != 0 || z.b != 0 || z.out != 0;
   const bool fast = ops != nullptr && ops->eltwise_s8 != nullptr && sizeof(TA) == 1 &&
                     sizeof(TB) == 1 && sizeof(TO) == 1 && vmax < (int128{1} << (30 + s)) &&
-                    z.a == 0 && z.b == 0 && z.out == 0;
+                    (!zeros || ops->eltwise_zero_points);
   EltwiseRowS8 base{nullptr, nullptr, nullptr, 0, 1, 1, kind, static_cast<int32_t>(ma),
-                    static_cast<int32_t>(mb), s, static_cast<int32_t>(lo2), static_cast<int32_t>(hi)};
+                    static_cast<int32_t>(mb), s, static_cast<int32_t>(lo2), static_cast<int32_t>(hi),
+                    static_cast<int32_t>(z.a), static_cast<int32_t>(z.b), static_cast<int32_t>(z.out)};
   if (fast && eltwise_periodic(e, mem, *ops, base)) return;
   if (!fast && eltwise_channel_mul_zp(e, mem, s, lo2, hi)) return;
   for_rows<3>(e.out.dims, views, [&](const int64_t* off, int64_t n, const int64_t* inner) {

@@ -67,8 +67,9 @@ inline __m256i elt8(const EltwiseRowS8& r, const EltConsts& k, const int8_t* a, 
 }
 
 int64_t eltwise_row_avx2(const EltwiseRowS8& r) {
-  if (r.kind != isa::EltwiseKind::kAdd && r.kind != isa::EltwiseKind::kSub &&
-      r.kind != isa::EltwiseKind::kMul)
+  if ((r.kind != isa::EltwiseKind::kAdd && r.kind != isa::EltwiseKind::kSub &&
+       r.kind != isa::EltwiseKind::kMul) ||
+      r.za != 0 || r.zb != 0 || r.zo != 0)
     return 0;
   EltConsts k;
   const int s = r.shift;
@@ -154,6 +155,7 @@ int64_t sum_row_avx2(const int8_t* const* rows, int nrows, int64_t ntaps, int64_
 const OpsIsa& avx2_ops() {
   static const OpsIsa ops = {
       .eltwise_s8 = eltwise_row_avx2,
+      .eltwise_zero_points = false,
       .lut_s8 = lut_row_avx2,
       .max_s8 = max_row_avx2,
       .sum_s8 = sum_row_avx2,

@@ -26,7 +26,7 @@ namespace {
 // lanes (the 64-bit lanes of the even and odd elements, or the high halves
 // of the products for mul with S >= 33), 64 elements per store.
 struct EltConsts {
-  __m512i ma, mb, c1, off, r32;
+  __m512i ma, mb, c1, off, r32, za, zb, zo;
   __m128i s, sh32;
   bool mul_hi;
 };
@@ -84,10 +84,10 @@ inline __m512i round64(__m512i ve, __m512i vo, const EltConsts& k) {
 }
 
 inline __m512i elt16(const EltwiseRowS8& r, const EltConsts& k, const int8_t* a, const int8_t* b) {
-  const __m512i x = r.a_step == 0 ? _mm512_set1_epi32(*a) : load16(a);
-  const __m512i z = r.b_step == 0 ? _mm512_set1_epi32(*b) : load16(b);
+  const __m512i x = _mm512_sub_epi32(r.a_step == 0 ? _mm512_set1_epi32(*a) : load16(a), k.za);
+  const __m512i z = _mm512_sub_epi32(r.b_step == 0 ? _mm512_set1_epi32(*b) : load16(b), k.zb);
   if (r.kind == isa::EltwiseKind::kMul) {
-    const __m512i p = _mm512_mullo_epi32(x, z);  // |a*b| <= 2^14
+    const __m512i p = _mm512_mullo_epi32(x, z);  // |a'*b'| < 2^16
     const __m512i e = _mm512_mul_epi32(p, k.ma);
     const __m512i o = _mm512_mul_epi32(_mm512_srli_epi64(p, 32), k.ma);
     if (k.mul_hi) {
@@ -117,6 +117,7 @@ int64_t eltwise_row_avx512(const EltwiseRowS8& r) {
   k.mul_hi = r.kind == isa::EltwiseKind::kMul && s >= 33;
   k.r32 = _mm512_set1_epi32(k.mul_hi ? 1 << (s - 33) : 0);
   k.sh32 = _mm_cvtsi32_si128(k.mul_hi ? s - 32 : 0);
+  k.za = _mm512_set1_epi32(r.za), k.zb = _mm512_set1_epi32(r.zb), k.zo = _mm512_set1_epi32(r.zo);
   const __m512i lo = _mm512_set1_epi8(static_cast<char>(r.lo)),
                 hi = _mm512_set1_epi8(static_cast<char>(r.hi));
   // Per 128-bit lane L the packs give dwords (y0: 4L..4L+3, y1, y2, y3).
@@ -125,13 +126,14 @@ int64_t eltwise_row_avx512(const EltwiseRowS8& r) {
   for (; i + 64 <= r.n; i += 64) {
     __m512i y[4];
     for (int q = 0; q < 4; ++q)
-      y[q] = elt16(r, k, r.a + (i + 16 * q) * r.a_step, r.b + (i + 16 * q) * r.b_step);
+      y[q] = _mm512_add_epi32(elt16(r, k, r.a + (i + 16 * q) * r.a_step, r.b + (i + 16 * q) * r.b_step), k.zo);
     const __m512i p = _mm512_packs_epi16(_mm512_packs_epi32(y[0], y[1]),
                                          _mm512_packs_epi32(y[2], y[3]));
     const __m512i v = _mm512_permutexvar_epi32(order, p);
     _mm512_storeu_si512(r.out + i, _mm512_min_epi8(_mm512_max_epi8(v, lo), hi));
   }
-  // The rest (< 64) by the AVX2 row, then the driver's scalar loop.
+  // The rest (< 64) by the AVX2 row (none with zero points), then the
+  // driver's scalar loop.
   EltwiseRowS8 t = r;
   t.a += i * r.a_step, t.b += i * r.b_step, t.out += i, t.n -= i;
   return i + avx2_ops().eltwise_s8(t);
@@ -210,6 +212,7 @@ const OpsIsa& avx512vbmi_ops() {
 #endif
   static const OpsIsa ops = {
       .eltwise_s8 = eltwise_row_avx512,
+      .eltwise_zero_points = true,
       .lut_s8 = lut_row_vbmi,
       .max_s8 = max_row_avx512,
       .sum_s8 = sum_row_avx512,
