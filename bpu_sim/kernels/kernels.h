@@ -399,10 +399,8 @@ struct EltwiseRowS8 {
   int32_t za = 0, zb = 0, zo = 0;
 };
 struct OpsIsa {
-  // Each returns the number of leading elements it did (a row without
-  // eltwise_zero_points does none when a zero point is set).
+  // Each returns the number of leading elements it did.
   int64_t (*eltwise_s8)(const EltwiseRowS8& r);
-  bool eltwise_zero_points;
   int64_t (*lut_s8)(const int8_t* in, int8_t* out, int64_t n, const int8_t* table);
   // For each of npix pixels p: out[p*out_step + c] = clamp(max over
   // t < taps of rows[t][p*in_step + c], lo, hi) for c < n (a run of output

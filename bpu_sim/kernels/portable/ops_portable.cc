@@ -309,9 +309,10 @@ bool eltwise_periodic(const isa::Eltwise& e, const Memory& mem, const OpsIsa& op
 }
 
 // int8 Mul of a dense NHWC map by a per-channel operand with zero points
-// (asymmetric squeeze-excitation scales; the instruction set's rows take no
-// zero points): (x - zx) * ((c - zc) * ma) with the per-channel factor formed
-// once per image, the same integers as eltwise_scalar (|product| < 2^48).
+// (asymmetric squeeze-excitation scales) on tables without eltwise rows
+// (NEON, portable): (x - zx) * ((c - zc) * ma) with the per-channel factor
+// formed once per image, the same integers as eltwise_scalar (|product| <
+// 2^48).
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("no-tree-vectorize")))  // 64-bit lanes without AVX-512 are slower than scalar
 #endif
@@ -361,10 +362,8 @@ void eltwise_rows(const isa::Eltwise& e, const Memory& mem, const OpsIsa* ops) {
   const int64_t am = 128 + std::abs(z.a), bm = 128 + std::abs(z.b);  // |a - za|, |b - zb| bounds
   const int128 vmax = kind == isa::EltwiseKind::kMul ? int128{am * bm} * std::abs(ma)
                                                      : int128{am} * std::abs(ma) + int128{bm} * std::abs(mb);
-  const bool zeros = z.a != 0 || z.b != 0 || z.out != 0;
   const bool fast = ops != nullptr && ops->eltwise_s8 != nullptr && sizeof(TA) == 1 &&
-                    sizeof(TB) == 1 && sizeof(TO) == 1 && vmax < (int128{1} << (30 + s)) &&
-                    (!zeros || ops->eltwise_zero_points);
+                    sizeof(TB) == 1 && sizeof(TO) == 1 && vmax < (int128{1} << (30 + s));
   EltwiseRowS8 base{nullptr, nullptr, nullptr, 0, 1, 1, kind, static_cast<int32_t>(ma),
                     static_cast<int32_t>(mb), s, static_cast<int32_t>(lo2), static_cast<int32_t>(hi),
                     static_cast<int32_t>(z.a), static_cast<int32_t>(z.b), static_cast<int32_t>(z.out)};

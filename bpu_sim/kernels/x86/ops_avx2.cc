@@ -42,16 +42,16 @@ inline __m256i round64(__m256i ve, __m256i vo, __m256i c1, __m128i s, __m256i of
 }
 
 struct EltConsts {
-  __m256i ma, mb, c1, off, r32;
+  __m256i ma, mb, c1, off, r32, za, zb, zo;
   __m128i s, sh32;
   bool mul_hi;  // mul with S >= 33: high-half form
 };
 
 inline __m256i elt8(const EltwiseRowS8& r, const EltConsts& k, const int8_t* a, const int8_t* b) {
-  const __m256i x = r.a_step == 0 ? _mm256_set1_epi32(*a) : load8x8(a);
-  const __m256i z = r.b_step == 0 ? _mm256_set1_epi32(*b) : load8x8(b);
+  const __m256i x = _mm256_sub_epi32(r.a_step == 0 ? _mm256_set1_epi32(*a) : load8x8(a), k.za);
+  const __m256i z = _mm256_sub_epi32(r.b_step == 0 ? _mm256_set1_epi32(*b) : load8x8(b), k.zb);
   if (r.kind == isa::EltwiseKind::kMul) {
-    const __m256i p = _mm256_mullo_epi32(x, z);  // |a*b| <= 2^14
+    const __m256i p = _mm256_mullo_epi32(x, z);  // |a'*b'| < 2^16
     const __m256i e = _mm256_mul_epi32(p, k.ma);
     const __m256i o = _mm256_mul_epi32(_mm256_srli_epi64(p, 32), k.ma);
     if (k.mul_hi) {
@@ -67,9 +67,8 @@ inline __m256i elt8(const EltwiseRowS8& r, const EltConsts& k, const int8_t* a, 
 }
 
 int64_t eltwise_row_avx2(const EltwiseRowS8& r) {
-  if ((r.kind != isa::EltwiseKind::kAdd && r.kind != isa::EltwiseKind::kSub &&
-       r.kind != isa::EltwiseKind::kMul) ||
-      r.za != 0 || r.zb != 0 || r.zo != 0)
+  if (r.kind != isa::EltwiseKind::kAdd && r.kind != isa::EltwiseKind::kSub &&
+      r.kind != isa::EltwiseKind::kMul)
     return 0;
   EltConsts k;
   const int s = r.shift;
@@ -82,6 +81,7 @@ int64_t eltwise_row_avx2(const EltwiseRowS8& r) {
   k.mul_hi = r.kind == isa::EltwiseKind::kMul && s >= 33;
   k.r32 = _mm256_set1_epi32(k.mul_hi ? 1 << (s - 33) : 0);
   k.sh32 = _mm_cvtsi32_si128(k.mul_hi ? s - 32 : 0);
+  k.za = _mm256_set1_epi32(r.za), k.zb = _mm256_set1_epi32(r.zb), k.zo = _mm256_set1_epi32(r.zo);
   const __m256i lo = _mm256_set1_epi8(static_cast<char>(r.lo)),
                 hi = _mm256_set1_epi8(static_cast<char>(r.hi));
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
@@ -89,7 +89,7 @@ int64_t eltwise_row_avx2(const EltwiseRowS8& r) {
   for (; i + 32 <= r.n; i += 32) {
     __m256i y[4];
     for (int q = 0; q < 4; ++q)
-      y[q] = elt8(r, k, r.a + (i + 8 * q) * r.a_step, r.b + (i + 8 * q) * r.b_step);
+      y[q] = _mm256_add_epi32(elt8(r, k, r.a + (i + 8 * q) * r.a_step, r.b + (i + 8 * q) * r.b_step), k.zo);
     const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(y[0], y[1]),
                                          _mm256_packs_epi32(y[2], y[3]));
     const __m256i v = _mm256_permutevar8x32_epi32(p, order);
@@ -155,7 +155,6 @@ int64_t sum_row_avx2(const int8_t* const* rows, int nrows, int64_t ntaps, int64_
 const OpsIsa& avx2_ops() {
   static const OpsIsa ops = {
       .eltwise_s8 = eltwise_row_avx2,
-      .eltwise_zero_points = false,
       .lut_s8 = lut_row_avx2,
       .max_s8 = max_row_avx2,
       .sum_s8 = sum_row_avx2,

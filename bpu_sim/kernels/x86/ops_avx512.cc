@@ -132,8 +132,7 @@ int64_t eltwise_row_avx512(const EltwiseRowS8& r) {
     const __m512i v = _mm512_permutexvar_epi32(order, p);
     _mm512_storeu_si512(r.out + i, _mm512_min_epi8(_mm512_max_epi8(v, lo), hi));
   }
-  // The rest (< 64) by the AVX2 row (none with zero points), then the
-  // driver's scalar loop.
+  // The rest (< 64) by the AVX2 row, then the driver's scalar loop.
   EltwiseRowS8 t = r;
   t.a += i * r.a_step, t.b += i * r.b_step, t.out += i, t.n -= i;
   return i + avx2_ops().eltwise_s8(t);
@@ -212,7 +211,6 @@ const OpsIsa& avx512vbmi_ops() {
 #endif
   static const OpsIsa ops = {
       .eltwise_s8 = eltwise_row_avx512,
-      .eltwise_zero_points = true,
       .lut_s8 = lut_row_vbmi,
       .max_s8 = max_row_avx512,
       .sum_s8 = sum_row_avx512,
