@@ -29,6 +29,10 @@ struct KernelTable {
   void (*matmul)(const isa::MatMul&, const Memory&);
   void (*softmax)(const isa::Softmax&, const Memory&);
   void (*layernorm)(const isa::LayerNorm&, const Memory&);
+  // Optional: build what conv / deconv cache per instruction (packed
+  // weights) ahead of the first run; nonneg_input: the input is known to
+  // hold no negative value.
+  void (*prepare_conv)(const isa::Conv&, const Memory&, bool transposed, bool nonneg_input) = nullptr;
 };
 
 const KernelTable& reference_kernels();
@@ -57,6 +61,17 @@ void set_sim_threads(int n);
 // do not change until unpin) skips that check; unpin drops the blob's plans.
 void pin_constants(const uint8_t* base, uint64_t size);
 void unpin_constants(const uint8_t* base);
+// Convolution plans in that cache (for tests and diagnostics).
+size_t conv_plan_count();
+
+// Builds each instruction's cached state (the convolutions' packed weights)
+// before the first run, so that run costs what later ones do. For a program
+// whose constants are pinned (mem.constants: that blob); the other regions
+// are not read. Which GEMM variant a convolution runs may depend on its
+// input's values; the one prepared follows the producer of the input (an
+// output clamped at >= 0 is nonnegative), and a run that finds otherwise
+// builds its plan then.
+void prepare(const std::vector<isa::Instruction>& program, const Memory& mem, const KernelTable& kernels);
 
 void execute(const isa::Instruction& ins, const Memory& mem, const KernelTable& kernels);
 

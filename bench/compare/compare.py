@@ -33,8 +33,9 @@ Every latency is the minimum over the timed runs (medians are printed too):
 the machine is shared, so minimums are the least noisy statistic; the CPU
 time per inference (process user+system time / runs) is shown next to it.
 For ours the bracket holds what hrt_model_exec perf reports: its average
-latency, which includes the first frame (it builds the convolution plans
-and packs the weights: about 50-70 ms for MobileNetV2), and the whole
+latency, which includes the first frame (its workspaces; the convolution
+plans are built when the model loads: about 10-17 ms against ~2 ms steady
+for MobileNetV2), and the whole
 process's CPU time (start-up and model load included) per frame, so both
 exceed the steady state at a few dozen runs; the peers are timed after a
 warm-up, in process.

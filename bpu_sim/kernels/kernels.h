@@ -379,6 +379,11 @@ size_t dw_pack_s16(const int8_t* src, int c_full, int taps, void* dst);
 // given ISA parts.
 void conv(const ConvIsa& isa, const isa::Conv& c, const Memory& mem);
 void deconv(const ConvIsa& isa, const isa::Conv& c, const Memory& mem);
+// Builds the plan (packed weights) the instruction will run with, for an
+// input with or without negative values, into the shared plan cache; meant
+// for pinned constants (executor.h, prepare).
+void prepare_conv(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, bool transposed,
+                  bool nonneg_input);
 
 // Instruction-set rows of the other instructions (optional; the portable
 // drivers resolve the views and finish what a row function leaves).

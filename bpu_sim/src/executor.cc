@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bpu_sim/executor.h"
 
+#include <algorithm>
 #include <cstring>
+#include <set>
+#include <tuple>
 
 #include "bpu_sim/kernels/kernels.h"
 #include "bpu_sim/reference/kernels.h"
@@ -11,6 +14,7 @@ namespace openbpu::sim {
 namespace kern {
 void pin_constants_impl(const uint8_t* base, uint64_t size);
 void unpin_constants_impl(const uint8_t* base);
+size_t conv_plan_count_impl();
 }  // namespace kern
 
 const KernelTable& reference_kernels() {
@@ -50,6 +54,53 @@ void set_sim_threads(int n) { kern::set_conv_threads(n); }
 
 void pin_constants(const uint8_t* base, uint64_t size) { kern::pin_constants_impl(base, size); }
 void unpin_constants(const uint8_t* base) { kern::unpin_constants_impl(base); }
+size_t conv_plan_count() { return kern::conv_plan_count_impl(); }
+
+namespace {
+
+using Place = std::tuple<isa::Region, uint16_t, uint64_t>;
+
+Place place(const isa::TensorRef& t) { return Place{t.region, t.index, t.offset}; }
+
+// Whether an instruction's int8 output holds no negative value: clamped at
+// >= 0 (act_min is in the quantized domain), a table without negative
+// entries, or a pooling of such values without zero points (M > 0).
+bool nonneg_output(const isa::Instruction& ins, const Memory& mem, const std::set<Place>& nonneg) {
+  if (const auto* c = std::get_if<isa::Conv>(&ins.body)) return c->out.dtype == isa::DType::kInt8 && c->act_min >= 0;
+  if (const auto* e = std::get_if<isa::Eltwise>(&ins.body)) return e->out.dtype == isa::DType::kInt8 && e->act_min >= 0;
+  if (const auto* p = std::get_if<isa::Pool>(&ins.body))
+    return p->out.dtype == isa::DType::kInt8 &&
+           (p->act_min >= 0 || (nonneg.count(place(p->in)) != 0 && p->zero_in == 0 && p->zero_out >= 0));
+  if (const auto* l = std::get_if<isa::Lut>(&ins.body)) {
+    if (l->out.dtype != isa::DType::kInt8 || l->in.dtype != isa::DType::kInt8 || l->table.count < 256)
+      return false;
+    const auto* t = reinterpret_cast<const int8_t*>(mem.ptr(l->table));
+    return std::all_of(t, t + 256, [](int8_t v) { return v >= 0; });
+  }
+  return false;
+}
+
+Place output_place(const isa::Instruction& ins) {
+  return std::visit([](const auto& b) { return place(b.out); }, ins.body);
+}
+
+}  // namespace
+
+void prepare(const std::vector<isa::Instruction>& program, const Memory& mem, const KernelTable& k) {
+  if (k.prepare_conv == nullptr) return;
+  std::set<Place> nonneg;  // outputs written nonnegative so far
+  for (const isa::Instruction& ins : program) {
+    const bool conv = ins.opcode == isa::Opcode::kConv, deconv = ins.opcode == isa::Opcode::kDeconv;
+    if (conv || deconv) {
+      const isa::Conv& c = std::get<isa::Conv>(ins.body);
+      k.prepare_conv(c, mem, deconv, nonneg.count(place(c.in)) != 0);
+    }
+    if (nonneg_output(ins, mem, nonneg))
+      nonneg.insert(output_place(ins));
+    else
+      nonneg.erase(output_place(ins));
+  }
+}
 
 void execute(const isa::Instruction& ins, const Memory& mem, const KernelTable& k) {
   using isa::Opcode;

@@ -246,6 +246,9 @@ Status plan_arena(Model* m) {
                                    " bytes of task memory (intermediate tensors, scratch, staging), more than "
                                    "the " + std::to_string(max_alloc) + " bytes the device can allocate");
   m->arenas = std::make_unique<ArenaPool>(m->device, std::max<uint64_t>(total, kArenaAlign));
+  // One arena at load, so the first inference does not fault its pages in
+  // (a failure here is reported by the inference that needs the arena).
+  m->arenas->release(m->arenas->acquire());
   return Status::Ok();
 }
 

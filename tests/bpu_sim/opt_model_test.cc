@@ -146,5 +146,37 @@ TEST(OptModel, Nv12ClassifierMatchesReferenceOnEveryPath) {
   check_model(net.build(), "nv12_classifier", 2);
 }
 
+// A program prepared at load (pinned constants) runs its first time with
+// the plans prepare built, bit-exact; unpinning drops them.
+TEST(OptModel, PreparedPlansServeTheFirstRun) {
+  openbpu::testing::MobileNetV1 net;
+  net.h = net.w = 64;
+  Program p;
+  ASSERT_TRUE(load(net.build(), &p));
+  std::vector<uint8_t> input(p.input_size);
+  Rng rng(9);
+  rng.fill(input.data(), input.size(), false);
+  const test::Run ref = run(p, input, reference_kernels(), 1);
+  for (const KernelTable* t : optimized_tables()) {
+    ASSERT_NE(t->prepare_conv, nullptr) << t->name;
+    const std::vector<uint8_t> blob(p.constants, p.constants + p.constants_size);  // a fresh address
+    Program q = p;
+    q.constants = blob.data();
+    const size_t before = conv_plan_count();
+    pin_constants(blob.data(), blob.size());
+    Memory m;
+    m.constants = {const_cast<uint8_t*>(blob.data()), blob.size()};
+    prepare(q.ins, m, *t);
+    const size_t prepared = conv_plan_count();
+    EXPECT_GT(prepared, before + 10) << t->name;
+    const test::Run got = run(q, input, *t, 1);
+    EXPECT_EQ(conv_plan_count(), prepared) << t->name << ": the first run built plans";
+    EXPECT_TRUE(got.output == ref.output) << t->name;
+    EXPECT_TRUE(got.scratch == ref.scratch) << t->name;
+    unpin_constants(blob.data());
+    EXPECT_EQ(conv_plan_count(), before) << t->name;
+  }
+}
+
 }  // namespace
 }  // namespace openbpu::sim::test

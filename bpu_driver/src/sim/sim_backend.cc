@@ -24,6 +24,10 @@ class SimBackend final : public HostBackend {
     if (layout.constants != nullptr && layout.constants_size > 0) {
       sim::pin_constants(layout.constants, layout.constants_size);
       prog->pinned = layout.constants;
+      // The convolutions' packed weights are built here, not in the first run.
+      sim::Memory consts;
+      consts.constants = {const_cast<uint8_t*>(layout.constants), layout.constants_size};
+      sim::prepare(prog->instructions, consts, kernels_);
     }
     *out = std::move(prog);
     return Status::kOk;

@@ -38,6 +38,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "bpu_sim/kernels/kernels.h"
@@ -590,6 +591,54 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
 // front cache of pinned plans is valid while the epoch it saw is current.
 std::atomic<uint64_t> g_plan_epoch{1};
 
+PlanKey plan_key(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, bool int32_out, bool residual,
+                 bool transposed) {
+  return PlanKey{&isa,
+                 mem.constants.data,
+                 c.weight.offset,
+                 c.bias.count != 0 ? c.bias.offset + 1 : 0,
+                 int32_out ? 0 : c.multiplier.offset,
+                 int32_out ? 0 : c.shift.offset,
+                 residual ? c.residual_multiplier.offset + 1 : 0,
+                 c.in.dims[3],
+                 c.out.dims[3],
+                 c.groups,
+                 c.kernel_h,
+                 c.kernel_w,
+                 c.in.strides[2],
+                 static_cast<uint8_t>(int32_out),
+                 static_cast<uint8_t>(residual),
+                 static_cast<uint8_t>(transposed)};
+}
+
+// The shared cache's plan for this key, built when missing. A pinned blob's
+// bytes do not change while pinned (and unpinning drops its plans), so its
+// plans are built once and never fingerprinted; others are checked against
+// the fingerprint of the constants on every call.
+std::shared_ptr<const ConvPlan> shared_plan(const PlanKey& key, const ConvIsa& isa, const isa::Conv& c,
+                                            const Memory& mem, bool depthwise, bool* pinned) {
+  PlanCache& cache = plan_cache();
+  std::shared_ptr<const ConvPlan> plan;
+  *pinned = false;
+  {
+    std::lock_guard<std::mutex> lk(cache.mu);
+    for (const auto& r : cache.pinned)
+      if (mem.constants.data >= r.base && mem.constants.data < r.base + r.size) *pinned = true;
+    auto it = cache.plans.find(key);
+    if (it != cache.plans.end()) plan = it->second;
+  }
+  if (plan && *pinned) return plan;
+  const bool int32_out = key.int32_out != 0, residual = key.residual != 0;
+  const uint64_t fp = *pinned ? 0 : fingerprint(c, mem, int32_out, residual);
+  if (plan && plan->fingerprint == fp) return plan;
+  std::unique_ptr<ConvPlan> fresh = build_plan(isa, c, mem, int32_out, residual, depthwise, key.transposed != 0);
+  fresh->fingerprint = fp;
+  plan = std::shared_ptr<const ConvPlan>(std::move(fresh));
+  std::lock_guard<std::mutex> lk(cache.mu);
+  cache.plans[key] = plan;
+  return plan;
+}
+
 // The plan of an instruction for one ISA. Pinned blobs' plans are served
 // from a per-thread front cache without a lock; they stay alive in it until
 // this thread's next call after the epoch changed, so the pointer is valid
@@ -603,23 +652,7 @@ const ConvPlan* get_plan(const ConvIsa& isa, const isa::Conv& c, const Memory& m
     std::shared_ptr<const ConvPlan> held;
   };
   thread_local Local local;
-  PlanCache& cache = plan_cache();
-  PlanKey key{&isa,
-              mem.constants.data,
-              c.weight.offset,
-              c.bias.count != 0 ? c.bias.offset + 1 : 0,
-              int32_out ? 0 : c.multiplier.offset,
-              int32_out ? 0 : c.shift.offset,
-              residual ? c.residual_multiplier.offset + 1 : 0,
-              c.in.dims[3],
-              c.out.dims[3],
-              c.groups,
-              c.kernel_h,
-              c.kernel_w,
-              c.in.strides[2],
-              static_cast<uint8_t>(int32_out),
-              static_cast<uint8_t>(residual),
-              static_cast<uint8_t>(transposed)};
+  const PlanKey key = plan_key(isa, c, mem, int32_out, residual, transposed);
   const uint64_t epoch = g_plan_epoch.load(std::memory_order_acquire);
   if (local.epoch != epoch) {
     local.plans.clear();
@@ -628,25 +661,7 @@ const ConvPlan* get_plan(const ConvIsa& isa, const isa::Conv& c, const Memory& m
   auto hit = local.plans.find(key);
   if (hit != local.plans.end()) return hit->second.get();
   bool pinned = false;
-  std::shared_ptr<const ConvPlan> plan;
-  {
-    std::lock_guard<std::mutex> lk(cache.mu);
-    for (const auto& r : cache.pinned)
-      if (mem.constants.data >= r.base && mem.constants.data < r.base + r.size) pinned = true;
-    auto it = cache.plans.find(key);
-    if (it != cache.plans.end()) plan = it->second;
-  }
-  if (!plan || !pinned) {
-    const uint64_t fp = fingerprint(c, mem, int32_out, residual);
-    if (!plan || plan->fingerprint != fp) {
-      std::unique_ptr<ConvPlan> fresh =
-          build_plan(isa, c, mem, int32_out, residual, depthwise, transposed);
-      fresh->fingerprint = fp;
-      plan = std::shared_ptr<const ConvPlan>(std::move(fresh));
-      std::lock_guard<std::mutex> lk(cache.mu);
-      cache.plans[key] = plan;
-    }
-  }
+  std::shared_ptr<const ConvPlan> plan = shared_plan(key, isa, c, mem, depthwise, &pinned);
   // The epoch is rechecked: a pin or unpin since the lookup may concern
   // this blob, and the plan must then not outlive this call in the front.
   if (pinned && g_plan_epoch.load(std::memory_order_acquire) == epoch) {
@@ -1865,36 +1880,53 @@ void set_conv_threads(int n) { g_threads.store(n < 1 ? 1 : (n > 64 ? 64 : n)); }
 
 namespace {
 
+bool is_depthwise(const isa::Conv& c, bool transposed) {
+  return !transposed && c.groups == c.in.dims[3] && c.groups == c.out.dims[3] && c.kernel_h <= 256;
+}
+
+// GEMM variants (ConvIsa): for inputs without negative values (one pass over
+// the input decides at run time); 8-channel blocks for groups of at most 8
+// output channels, for any input when no weight is -128 (the plan says).
+const ConvIsa& gemm_variant(const ConvIsa& isa, const isa::Conv& c, bool nonneg_input) {
+  const bool narrow = c.out.dims[3] / c.groups <= 8;
+  if (isa.nonneg != nullptr && c.pad_value >= 0 && nonneg_input)
+    return narrow && isa.nonneg->narrow != nullptr ? *isa.nonneg->narrow : *isa.nonneg;
+  if (narrow && isa.signed8 != nullptr) return *isa.signed8;
+  if (isa.narrow16 != nullptr && c.out.dims[3] / c.groups <= 16 &&
+      c.out.dims[0] * c.out.dims[1] * c.out.dims[2] >= isa.narrow16->mr)
+    return *isa.narrow16;
+  return isa;
+}
+
+// The variant and plan that run this instruction; a sign_abs variant falls
+// back to the ISA's own GEMM when a weight is -128.
+std::pair<const ConvIsa*, const ConvPlan*> variant_plan(const ConvIsa& isa, const isa::Conv& c,
+                                                         const Memory& mem, bool transposed,
+                                                         bool nonneg_input) {
+  const bool int32_out = c.out.dtype == isa::DType::kInt32;
+  const bool residual = c.has_residual != 0 && !int32_out;
+  const bool depthwise = is_depthwise(c, transposed);
+  const ConvIsa* gp = depthwise ? &isa : &gemm_variant(isa, c, nonneg_input);
+  const ConvPlan* plan = get_plan(*gp, c, mem, int32_out, residual, depthwise, transposed);
+  if (gp->sign_abs && plan->has_m128) {
+    gp = &isa;
+    plan = get_plan(isa, c, mem, int32_out, residual, depthwise, transposed);
+  }
+  return {gp, plan};
+}
+
 void conv_any(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, bool transposed) {
   if (!structurally_valid(c)) return;
   if (c.in.dtype != isa::DType::kInt8) {
     conv_generic(c, mem, transposed);
     return;
   }
+  const bool depthwise = is_depthwise(c, transposed);
+  const bool nonneg_input = !depthwise && isa.nonneg != nullptr && c.pad_value >= 0 && nonnegative(c, mem);
+  const auto [gp, plan] = variant_plan(isa, c, mem, transposed, nonneg_input);
+  const ConvIsa& gi = *gp;
   const bool int32_out = c.out.dtype == isa::DType::kInt32;
   const bool residual = c.has_residual != 0 && !int32_out;
-  const bool depthwise = !transposed && c.groups == c.in.dims[3] && c.groups == c.out.dims[3] &&
-                         c.kernel_h <= 256;
-  // GEMM variants (ConvIsa): for inputs without negative values (one pass
-  // over the input decides); 8-channel blocks for groups of at most 8
-  // output channels, for any input when no weight is -128 (the plan says).
-  const ConvIsa* gp = &isa;
-  const bool narrow = c.out.dims[3] / c.groups <= 8;
-  if (!depthwise) {
-    if (isa.nonneg != nullptr && c.pad_value >= 0 && nonnegative(c, mem))
-      gp = narrow && isa.nonneg->narrow != nullptr ? isa.nonneg->narrow : isa.nonneg;
-    else if (narrow && isa.signed8 != nullptr)
-      gp = isa.signed8;
-    else if (isa.narrow16 != nullptr && c.out.dims[3] / c.groups <= 16 &&
-             c.out.dims[0] * c.out.dims[1] * c.out.dims[2] >= isa.narrow16->mr)
-      gp = isa.narrow16;
-  }
-  const ConvPlan* plan = get_plan(*gp, c, mem, int32_out, residual, depthwise, transposed);
-  if (gp->sign_abs && plan->has_m128) {
-    gp = &isa;
-    plan = get_plan(isa, c, mem, int32_out, residual, depthwise, transposed);
-  }
-  const ConvIsa& gi = *gp;
   const RequantParams rq = make_rq(*plan, c, int32_out, residual);
   if (depthwise && plan->dw4) {
     if (!conv_dwflat(gi, c, mem, *plan, rq, residual)) conv_dw4(gi, c, mem, *plan, rq, residual);
@@ -1915,6 +1947,20 @@ void deconv(const ConvIsa& isa, const isa::Conv& c, const Memory& mem) {
   conv_any(isa, c, mem, true);
 }
 
+void prepare_conv(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, bool transposed,
+                  bool nonneg_input) {
+  if (!structurally_valid(c) || c.in.dtype != isa::DType::kInt8) return;
+  const bool int32_out = c.out.dtype == isa::DType::kInt32;
+  const bool residual = c.has_residual != 0 && !int32_out;
+  const bool depthwise = is_depthwise(c, transposed);
+  const ConvIsa& gp = depthwise ? isa : gemm_variant(isa, c, nonneg_input);
+  // (the shared cache only: the caller's thread keeps no front entries)
+  bool pinned = false;
+  auto plan = shared_plan(plan_key(gp, c, mem, int32_out, residual, transposed), gp, c, mem, depthwise, &pinned);
+  if (gp.sign_abs && plan->has_m128)
+    shared_plan(plan_key(isa, c, mem, int32_out, residual, transposed), isa, c, mem, depthwise, &pinned);
+}
+
 void pin_constants_impl(const uint8_t* base, uint64_t size) {
   PlanCache& cache = plan_cache();
   std::lock_guard<std::mutex> lk(cache.mu);
@@ -1928,6 +1974,12 @@ void pin_constants_impl(const uint8_t* base, uint64_t size) {
       ++it;
   }
   cache.pinned.push_back({base, size});
+}
+
+size_t conv_plan_count_impl() {
+  PlanCache& cache = plan_cache();
+  std::lock_guard<std::mutex> lk(cache.mu);
+  return cache.plans.size();
 }
 
 void unpin_constants_impl(const uint8_t* base) {
