@@ -357,6 +357,14 @@ void widen_shift(int32_t* m, int* s) {
   *s = 33;
 }
 
+// |bias| + 128 * sum |w| over a channel's k weights: its accumulators' bound
+// for inputs in [-128, 127] (a loop the compiler vectorizes).
+int64_t acc_bound(int32_t bias, const int8_t* w, int64_t k) {
+  int64_t s = 0;
+  for (int64_t i = 0; i < k; ++i) s += w[i] < 0 ? -w[i] : w[i];
+  return std::llabs(int64_t{bias}) + 128 * s;
+}
+
 // float_requant for every output channel of weights w ([cout][k] int8):
 // |acc| <= |bias| + 128 * sum |w| (inputs in [-128, 127]); float3 when
 // every lo is 0 (multipliers of at most 24 significant bits).
@@ -365,8 +373,7 @@ void plan_float_requant(ConvPlan* p, const int8_t* w, int cout, int64_t k) {
   p->flo.assign(p->mult.size(), 0.0f);
   bool lo0 = true;
   for (int co = 0; co < cout; ++co) {
-    int64_t amax = std::llabs(int64_t{p->bias[co]});
-    for (int64_t i = 0; i < k; ++i) amax += 128 * std::abs(int{w[co * k + i]});
+    const int64_t amax = acc_bound(p->bias[co], w + co * k, k);
     FloatRequant f;
     if (!float_requant_channel(amax, p->mult[co], p->shift[co], &f)) return;
     p->fhi[co] = f.hi, p->flo[co] = f.lo;
@@ -389,8 +396,7 @@ void plan_hi32(ConvPlan* p, const int8_t* w, int cout, int64_t k, bool residual)
   p->hi32_sh.assign(p->mult.size(), 1);
   for (int co = 0; co < cout; ++co) {
     const int s = p->shift[co] + sk;
-    int128 v = std::llabs(int64_t{p->bias[co]});
-    for (int64_t i = 0; i < k; ++i) v += 128 * std::abs(int{w[co * k + i]});
+    int128 v = acc_bound(p->bias[co], w + co * k, k);
     v = v * p->mult[co] + (residual ? int128{128} * p->rmult[co] : 0);
     if (s > 62 || v >= (int128{1} << (62 - sk))) return;
     p->hi32_r[co] = int32_t{1} << (s - 33), p->hi32_sh[co] = s - 32;
@@ -442,6 +448,35 @@ void plan_depthwise(const ConvIsa& isa, const isa::Conv& c, const int8_t* w, boo
   p.c_full = cout / 16 * 16;
   const size_t bytes = isa.dw_pack(w, p.c_full, p.taps, nullptr);
   isa.dw_pack(w, p.c_full, p.taps, p.w.get(bytes + 64));
+}
+
+// One output channel's weights wc into its NR block: [tap][cin_pad/kg][NR][kg]
+// (element size isa.esize) at column j; returns their sum and notes a -128.
+int32_t pack_gemm_channel(const ConvIsa& isa, const isa::Conv& c, ConvPlan& p, const int8_t* wc, int j,
+                          uint8_t* blk) {
+  const int nr = isa.nr, kg = isa.kg;
+  int32_t sum = 0;
+  bool m128 = false;
+  for (int t = 0; t < p.taps; ++t) {
+    // element of (t, ci): ((t * cin_pad / kg + ci / kg) * nr + j) * kg + ci % kg
+    size_t e0 = (static_cast<size_t>(t) * (p.cin_pad / kg) * nr + static_cast<size_t>(j)) * kg;
+    for (int q = 0; q < p.cin_g; q += kg, e0 += static_cast<size_t>(nr) * kg) {
+      for (int k = 0; k < kg && q + k < p.cin_g; ++k) {
+        const int ci = q + k;
+        const int8_t v = wc[p.columns ? column_index(c, ci) : t * p.cin_g + ci];
+        sum += v;
+        m128 |= v == -128;
+        if (isa.esize == 2) {
+          const int16_t v16 = v;
+          std::memcpy(blk + 2 * (e0 + k), &v16, 2);
+        } else {
+          blk[e0 + k] = static_cast<uint8_t>(v);
+        }
+      }
+    }
+  }
+  p.has_m128 |= m128;
+  return sum;
 }
 
 std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, const Memory& mem,
@@ -518,7 +553,7 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
   // GEMM weights: per group, per NR block: [tap][cin_pad/kg][NR][kg]. With
   // few input channels per group the taps are gathered per pixel (im2col)
   // and the weights [co][kh][kw][ci] are already one K-long row per channel.
-  const int nr = isa.nr, kg = isa.kg;
+  const int nr = isa.nr;
   if (transposed) {
     // Transposed convolution: one row per (tap, output pixel), the input
     // pixel that tap reaches or the zero row.
@@ -560,23 +595,7 @@ std::unique_ptr<ConvPlan> build_plan(const ConvIsa& isa, const isa::Conv& c, con
         const int co_g = b * nr + j;
         if (co_g >= p.cout_g) break;
         const int co = g * p.cout_g + co_g;
-        const int8_t* wc = w + co * k_per_co;
-        int32_t sum = 0;
-        for (int t = 0; t < p.taps; ++t) {
-          for (int ci = 0; ci < p.cin_g; ++ci) {
-            const int8_t v = wc[p.columns ? column_index(c, ci) : t * p.cin_g + ci];
-            sum += v;
-            p.has_m128 |= v == -128;
-            const size_t e = (static_cast<size_t>(t) * (p.cin_pad / kg) + ci / kg) * nr * kg +
-                             static_cast<size_t>(j) * kg + ci % kg;
-            if (isa.esize == 2) {
-              const int16_t v16 = v;
-              std::memcpy(blk + 2 * e, &v16, 2);
-            } else {
-              blk[e] = static_cast<uint8_t>(v);
-            }
-          }
-        }
+        const int32_t sum = pack_gemm_channel(isa, c, p, w + co * k_per_co, j, blk);
         // VNNI multiplies (x + 128) as uint8: subtract 128 * sum(w) (wrapping).
         if (isa.fmt == InputFormat::kU8)
           p.bias[co] = static_cast<int32_t>(static_cast<uint32_t>(p.bias[co]) -
