@@ -133,10 +133,10 @@ bool OutputScorer::init(const Graph& g, const std::vector<Sample>& samples, size
   return true;
 }
 
-bool OutputScorer::score_samples(const CompiledModel& cm, std::vector<double>* out, std::string* error) const {
+bool OutputScorer::score(const CompiledModel& cm, double* out, std::string* error) const {
   FloatExecutor qexec;
   if (!qexec.prepare(cm.graph, error)) return false;
-  out->clear();
+  double total = 0;
   for (size_t k = 0; k < n_; ++k) {
     Sample qin, qvals;
     if (!quantized_inputs(cm, (*samples_)[k], &qin, error) || !qexec.run(qin, &qvals, error, &keep_)) return false;
@@ -149,38 +149,10 @@ bool OutputScorer::score_samples(const CompiledModel& cm, std::vector<double>* o
       }
       sc += cosine_similarity(ref_[k][i], it->second.to_doubles());
     }
-    out->push_back(sc / static_cast<double>(std::max<size_t>(1, outputs_.size())));
+    total += sc / static_cast<double>(std::max<size_t>(1, outputs_.size()));
   }
+  *out = n_ ? total / static_cast<double>(n_) : 1.0;
   return true;
-}
-
-bool OutputScorer::score(const CompiledModel& cm, double* out, std::string* error) const {
-  std::vector<double> per_sample;
-  if (!score_samples(cm, &per_sample, error)) return false;
-  *out = mean_score(per_sample);
-  return true;
-}
-
-double mean_score(const std::vector<double>& scores) {
-  double total = 0;
-  for (double s : scores) total += s;
-  return scores.empty() ? 1.0 : total / static_cast<double>(scores.size());
-}
-
-bool gains_on_both_halves(const std::vector<double>& candidate, const std::vector<double>& current,
-                          std::string* why) {
-  double gain[2] = {0, 0};
-  size_t count[2] = {0, 0};
-  for (size_t k = 0; k < std::min(candidate.size(), current.size()); ++k) {
-    gain[k % 2] += candidate[k] - current[k];
-    ++count[k % 2];
-  }
-  for (int h = 0; h < 2; ++h) gain[h] /= static_cast<double>(std::max<size_t>(1, count[h]));
-  const bool mean_gains = mean_score(candidate) > mean_score(current) + kMinScoreGain;
-  const bool halves_gain = count[1] == 0 || (gain[0] > kMinScoreGain / 2 && gain[1] > kMinScoreGain / 2);
-  if (why != nullptr && mean_gains)
-    *why = "gain on the even samples " + fixed(gain[0], 6) + ", on the odd ones " + fixed(gain[1], 6);
-  return mean_gains && halves_gain;
 }
 
 bool choose_calibration(const Graph& g, const Placement& placement, const CalibrationStats& stats,

@@ -78,8 +78,6 @@ class OutputScorer {
   bool init(const Graph& g, const std::vector<Sample>& samples, size_t n, std::string* error,
             const Placement* logits = nullptr);
   bool score(const CompiledModel& cm, double* out, std::string* error) const;
-  // The cosine of each sample (mean over the outputs), in sample order.
-  bool score_samples(const CompiledModel& cm, std::vector<double>* out, std::string* error) const;
 
  private:
   const std::vector<Sample>* samples_ = nullptr;
@@ -88,18 +86,6 @@ class OutputScorer {
   size_t n_ = 0;
   std::vector<std::vector<std::vector<double>>> ref_;  // sample -> output -> values
 };
-
-// Mean of per-sample scores (1 when empty).
-double mean_score(const std::vector<double>& scores);
-
-// The acceptance rule of the per-value threshold search: a candidate's
-// per-sample scores beat the current ones when the mean gains more than
-// kMinScoreGain and each half of the scoring samples (even and odd
-// indices) gains more than kMinScoreGain / 2 -- a gain that one half pays
-// for is fitted to the other half's samples, not a better choice. `why`
-// receives the halves' gains when the mean gains.
-bool gains_on_both_halves(const std::vector<double>& candidate, const std::vector<double>& current,
-                          std::string* why = nullptr);
 
 struct CalibrationChoice {
   CompiledModel model;                       // compiled with the chosen thresholds

@@ -64,6 +64,7 @@ bool search_thresholds(const Graph& g, const Placement& pl, const CalibrationSta
   std::vector<std::map<std::string, double>> per_method;
   for (const auto& m : methods) per_method.push_back(thresholds_for(g, stats, m));
   result->score_before = result->score_after = choice->score;
+  double best = choice->score;
   std::map<std::string, double> thr = choice->thresholds;
   result->samples = std::min(samples.size(), kScoringSamples);
   const double cost = model_macs(choice->model) * static_cast<double>(result->samples);
@@ -79,9 +80,7 @@ bool search_thresholds(const Graph& g, const Placement& pl, const CalibrationSta
     return true;
   }
   OutputScorer scorer;
-  std::vector<double> best;  // per scoring sample
-  if (!scorer.init(g, samples, kScoringSamples, error, &pl) || !scorer.score_samples(choice->model, &best, error))
-    return false;
+  if (!scorer.init(g, samples, kScoringSamples, error, &pl)) return false;
   for (const auto& [v, alts] : work) {
     if (budget_macs > 0 && spent + cost * static_cast<double>(alts.size()) > budget_macs) {
       result->budget_exhausted = true;
@@ -93,26 +92,23 @@ bool search_thresholds(const Graph& g, const Placement& pl, const CalibrationSta
     for (double t : alts) {
       thr[v] = t;
       CompiledModel cm;
-      std::vector<double> scores;
-      if (!compile(g, pl, thr, options, &cm, error) || !scorer.score_samples(cm, &scores, error)) return false;
+      double score = 0;
+      if (!compile(g, pl, thr, options, &cm, error) || !scorer.score(cm, &score, error)) return false;
       ++result->evaluated;
-      std::string why;
-      const std::string change = "threshold of " + v + ": " + fixed(choice->thresholds[v], 6) + " -> " +
-                                 fixed(t, 6) + ", output cosine " + fixed(mean_score(best), 6) + " -> " +
-                                 fixed(mean_score(scores), 6);
-      if (gains_on_both_halves(scores, best, &why)) {
-        if (debug) debug(change + " (" + why + ")");
-        best = std::move(scores);
+      if (score > best + kMinScoreGain) {
+        if (debug)
+          debug("threshold of " + v + ": " + fixed(choice->thresholds[v], 6) + " -> " + fixed(t, 6) +
+                ", output cosine " + fixed(best, 6) + " -> " + fixed(score, 6));
+        best = score;
         choice->thresholds[v] = t;
         choice->model = std::move(cm);
-      } else if (debug && !why.empty()) {
-        debug(change + " not taken (" + why + ")");
       }
       thr[v] = choice->thresholds[v];
     }
     if (choice->thresholds[v] != current) ++result->changed;
   }
-  result->score_after = choice->score = mean_score(best);
+  result->score_after = best;
+  choice->score = best;
   return true;
 }
 

@@ -3,9 +3,8 @@
 // `default`): starting from the thresholds of the best calibration method,
 // each activation the BPU quantizes with its own scale may take the
 // threshold another method computed for it, if that raises the model's
-// output score on the calibration samples by more than a margin, on the
-// even and on the odd scoring samples alike (gains_on_both_halves). One
-// greedy pass in program order.
+// output score on the calibration samples by more than a margin. One greedy
+// pass in program order.
 #ifndef OPENBPU_CONVERTER_QUANT_THRESHOLD_SEARCH_H_
 #define OPENBPU_CONVERTER_QUANT_THRESHOLD_SEARCH_H_
 

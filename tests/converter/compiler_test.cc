@@ -370,22 +370,6 @@ TEST(Calibration, SoftmaxOutputsAreScoredByTheirLogits) {
               bpu_scorer.score(on_bpu.cm, &bpu_score, &err)) << err;
 }
 
-// The threshold search's acceptance rule: a mean gain that one half of the
-// scoring samples pays for is not taken (gains_on_both_halves); the scorer's
-// mean is the mean of its per-sample scores.
-TEST(Calibration, ThresholdSearchGainMustHoldOnBothHalves) {
-  const std::vector<double> current(16, 0.999);
-  std::vector<double> both = current, one = current;
-  for (size_t k = 0; k < 16; ++k) both[k] += 4 * kMinScoreGain;
-  one[1] += 64 * kMinScoreGain;  // an odd sample only: mean gain 4 x kMinScoreGain
-  std::string why;
-  EXPECT_TRUE(gains_on_both_halves(both, current, &why));
-  EXPECT_FALSE(gains_on_both_halves(one, current, &why));
-  EXPECT_NE(why.find("even samples 0.000000"), std::string::npos) << why;
-  EXPECT_FALSE(gains_on_both_halves(current, current));
-  EXPECT_NEAR(mean_score(one), 0.999 + 4 * kMinScoreGain, 1e-12);
-}
-
 // ---- memory planner ----------------------------------------------------------
 
 struct Planned {
