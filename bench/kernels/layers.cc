@@ -259,6 +259,10 @@ int run_layers(int argc, char** argv) {
   const double copy = peaks ? copy_bytes_per_cycle() : 1;
   std::printf("table %s; core clock %.2f GHz; peak %.1f MACs/cycle (%s); L2 copy %.1f bytes/cycle\n",
               table.name, hz / 1e9, peak.macs_per_cycle, peak.what.c_str(), copy);
+  if (peak.dw_bound_macs_per_cycle > 0)
+    std::printf("depthwise 3x3 bound: %.1f MACs/cycle (%.1f%% of the peak; 3 vpdpbusd + requantization and packs "
+                "per 16 outputs, registers only)\n",
+                peak.dw_bound_macs_per_cycle, 100 * peak.dw_bound_macs_per_cycle / peak.macs_per_cycle);
 
   struct Kind {
     double s = 0, macs = 0, bytes = 0;
@@ -305,6 +309,7 @@ int run_layers(int argc, char** argv) {
   j["core_ghz"] = hz / 1e9;
   j["peak_macs_per_cycle"] = peak.macs_per_cycle;
   j["peak_what"] = peak.what;
+  j["depthwise_bound_macs_per_cycle"] = peak.dw_bound_macs_per_cycle;
   j["copy_bytes_per_cycle"] = copy;
   j["sum_of_instructions_ms"] = total * 1e3;
   j["programs_cpu_ms"] = whole_best * 1e3;

@@ -149,6 +149,38 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) double vnni_macs
   benchmark::DoNotOptimize(sink);
   return 16.0 * 64.0 * static_cast<double>(n);
 }
+
+// The least a 3x3 depthwise convolution does per 16 int8 outputs on the
+// VNNI table, from registers only: 3 vpdpbusd (9 taps in groups of 4), the
+// fp32 requantization (vcvtdq2ps, vfmadd, vcvtps2dq) and a quarter of the
+// packs and clamps of 4 zmm of results (2 vpackssdw, 1 vpacksswb, vpmaxsb,
+// vpminsb). Counts 9 useful MACs per output: its rate bounds what any
+// depthwise kernel with this mix can reach (docs/kernels.md).
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) double vnni_dw_macs(int rep) {
+  __m512i a0 = _mm512_set1_epi32(rep), a1 = a0, a2 = a0, a3 = a0;
+  __m512i x0 = _mm512_set1_epi8(3), x1 = _mm512_set1_epi8(5), w0 = _mm512_set1_epi8(7),
+          w1 = _mm512_set1_epi8(9), w2 = _mm512_set1_epi8(11);
+  __m512 m = _mm512_set1_ps(0.01f), b = _mm512_set1_ps(0.5f);
+  __m512i lo = _mm512_set1_epi8(-128), hi = _mm512_set1_epi8(127), out = lo;
+  const int64_t n = 10000000;
+  for (int64_t i = 0; i < n; ++i) {
+    __m512i acc[4] = {a0, a1, a2, a3};
+    for (int k = 0; k < 4; ++k) {
+      acc[k] = _mm512_dpbusd_epi32(acc[k], k % 2 ? x1 : x0, w0);
+      acc[k] = _mm512_dpbusd_epi32(acc[k], k % 2 ? x0 : x1, w1);
+      acc[k] = _mm512_dpbusd_epi32(acc[k], k % 2 ? x1 : x0, w2);
+      acc[k] = _mm512_cvtps_epi32(_mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[k]), m, b));
+    }
+    const __m512i p = _mm512_packs_epi16(_mm512_packs_epi32(acc[0], acc[1]), _mm512_packs_epi32(acc[2], acc[3]));
+    out = _mm512_add_epi8(out, _mm512_min_epi8(_mm512_max_epi8(p, lo), hi));
+    asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(x0), "+v"(x1), "+v"(w0), "+v"(w1), "+v"(w2));
+    asm volatile("" : "+v"(m), "+v"(b), "+v"(lo), "+v"(hi), "+v"(out));
+  }
+  int8_t sink[64];
+  _mm512_storeu_si512(sink, out);
+  benchmark::DoNotOptimize(sink);
+  return 64.0 * 9.0 * static_cast<double>(n);
+}
 #endif
 
 #if defined(__aarch64__)
@@ -236,6 +268,7 @@ TablePeak measure_peak(const std::string& name) {
   if (name == "avx512vnni" && f.avx512vnni) {
     p.macs_per_cycle = best_rate(vnni_macs) / hz;
     p.what = "AVX-512 vpdpbusd";
+    p.dw_bound_macs_per_cycle = best_rate(vnni_dw_macs) / hz;
     return p;
   }
   if (name == "avx2" && f.avx2) {

@@ -21,6 +21,9 @@ double core_hz();
 struct TablePeak {
   double macs_per_cycle = 0;  // int8 MACs per cycle of the table's best exact instruction mix
   std::string what;           // that mix, e.g. "AVX2 vpmaddubsw+vpmaddwd+vpaddd"
+  // 3x3 depthwise: the rate of its least instruction mix per output from
+  // registers (useful MACs per cycle; 0 where not measured: avx512vnni only).
+  double dw_bound_macs_per_cycle = 0;
 };
 // The peak of `table` (by name: avx512vnni, avx2, neondot, neon, portable,
 // reference): an unrolled loop of the multiply-accumulate its convolution

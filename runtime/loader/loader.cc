@@ -247,8 +247,11 @@ Status plan_arena(Model* m) {
                                    "the " + std::to_string(max_alloc) + " bytes the device can allocate");
   m->arenas = std::make_unique<ArenaPool>(m->device, std::max<uint64_t>(total, kArenaAlign));
   // One arena at load, so the first inference does not fault its pages in
-  // (a failure here is reported by the inference that needs the arena).
-  m->arenas->release(m->arenas->acquire());
+  // (a failure here is reported by the inference that needs the arena);
+  // not for sizes beyond what models need (a file declaring gigabytes is
+  // refused or fails at inference, without zeroing them at load).
+  constexpr uint64_t kArenaAtLoadMax = uint64_t{64} << 20;
+  if (total <= kArenaAtLoadMax) m->arenas->release(m->arenas->acquire());
   return Status::Ok();
 }
 
