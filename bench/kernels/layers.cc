@@ -222,7 +222,7 @@ Info describe(const isa::Instruction& ins) {
 }  // namespace
 
 int run_layers(int argc, char** argv) {
-  std::string path, json_path;
+  std::string path, json_path, table_name;
   int reps = 10;
   bool quiet = false, peaks = true;
   for (int i = 1; i < argc; ++i) {
@@ -231,6 +231,8 @@ int run_layers(int argc, char** argv) {
       reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--json" && i + 1 < argc)
       json_path = argv[++i];
+    else if (a == "--table" && i + 1 < argc)
+      table_name = argv[++i];
     else if (a == "--quiet")
       quiet = true;
     else if (a == "--no-peaks")  // e.g. under valgrind: instruction counts only
@@ -240,7 +242,7 @@ int run_layers(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: bench_kernels --layers <model.bin> [--reps N] [--json FILE] [--quiet] "
-                   "[--no-peaks]\n");
+                   "[--no-peaks] [--table NAME]\n");
       return 2;
     }
   }
@@ -251,7 +253,14 @@ int run_layers(int argc, char** argv) {
   std::vector<uint8_t> data;
   std::vector<std::unique_ptr<Program>> programs;
   if (!load_programs(path, &data, &programs)) return 1;
-  const sim::KernelTable& table = sim::best_kernels();
+  const sim::KernelTable* chosen = table_name.empty() ? &sim::best_kernels() : sim::find_kernels(table_name.c_str());
+  if (chosen == nullptr) {
+    std::fprintf(stderr, "--table %s: no such kernel table usable on this CPU (available:", table_name.c_str());
+    for (const sim::KernelTable* t : sim::available_kernels()) std::fprintf(stderr, " %s", t->name);
+    std::fprintf(stderr, ")\n");
+    return 2;
+  }
+  const sim::KernelTable& table = *chosen;
   TablePeak none;
   none.macs_per_cycle = 1, none.what = "not measured";
   const double hz = peaks ? core_hz() : 1e9;

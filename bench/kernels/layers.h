@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // `bench_kernels --layers <model.bin> [--reps N] [--json FILE] [--quiet]
-// [--no-peaks]` (--no-peaks skips the machine figures, e.g. under valgrind):
-// runs every BPU program of the file's first model with the kernel table the
-// simulator selects (OPENBPU_SIM_KERNELS forces one), times each instruction
+// [--no-peaks] [--table NAME]` (--no-peaks skips the machine figures, e.g.
+// under valgrind): runs every BPU program of the file's first model with the
+// kernel table the simulator selects (--table names another one usable on
+// this CPU, e.g. avx2 on an AVX-512 machine), times each instruction
 // (minimum over the repetitions) and sums the times per layer kind: 3x3 (and
 // other dense kernels > 1), 1x1, strided 1x1, depthwise, grouped, FC,
 // deconv, eltwise, LUT, pooling, resize, preprocess, move/fill/argmax. MAC
