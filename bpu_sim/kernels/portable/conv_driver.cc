@@ -1704,7 +1704,8 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
   const int64_t px_acc_bytes = fused ? 1 : static_cast<int64_t>(p.nblk) * nr * 4;
   const int64_t chunk_px =
       std::max<int64_t>(mr, std::min((256 * 1024) / px_in_bytes, (192 * 1024) / px_acc_bytes));
-  r.chunk_tiles = std::max<int64_t>(1, chunk_px / mr);
+  // (never more than the image: the workspace is sized for a whole chunk)
+  r.chunk_tiles = std::max<int64_t>(1, std::min<int64_t>(r.tiles, chunk_px / mr));
   const int threads = conv_threads();
   const int64_t chunks_min = threads > 1 ? 2 * threads : 1;
   if (threads > 1 && (r.tiles + r.chunk_tiles - 1) / r.chunk_tiles < chunks_min)
