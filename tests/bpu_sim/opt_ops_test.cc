@@ -420,7 +420,8 @@ TEST(OptOps, Preprocess) {
     p.src_format = r.pick<F>({F::kNV12, F::kNV12, F::kRGB, F::kBGR, F::kYUV444, F::kGray});
     p.dst_format = r.pick<F>({F::kRGB, F::kBGR, F::kYUV444, F::kGray});
     p.range = r.chance(0.5) ? isa::ColorRange::kFull : isa::ColorRange::kVideo;
-    const int n = r.uniform(1, 2), h = 2 * r.uniform(1, 6), w = 2 * r.uniform(1, 8);
+    // (widths past 64: the dense NV12 rows' blocks and their tails)
+    const int n = r.uniform(1, 2), h = 2 * r.uniform(1, 6), w = 2 * (r.chance(0.5) ? r.uniform(1, 8) : r.uniform(30, 70));
     const int oc = p.dst_format == F::kGray ? 1 : 3;
     const int sc = p.src_format == F::kGray || p.src_format == F::kNV12 ? 1 : 3;
     p.src_planar = (p.src_format != F::kNV12 && p.src_format != F::kGray && r.chance(0.3)) ? 1 : 0;
