@@ -62,7 +62,9 @@ class AlignedBuf {
     if (bytes > cap_) {
       std::free(p_);
       p_ = nullptr;
-      const size_t n = (bytes + 4095) / 4096 * 4096;
+      // (at least doubling: a workspace grown layer by layer reallocates,
+      // and faults in fresh pages, a few times rather than at every layer)
+      const size_t n = (std::max(bytes, 2 * cap_) + 4095) / 4096 * 4096;
       void* q = nullptr;
       if (::posix_memalign(&q, 64, n) != 0) std::abort();
       p_ = static_cast<uint8_t*>(q);
@@ -209,19 +211,17 @@ struct Workspace {
     }
     return zeros.data();
   }
-  std::vector<const void*> rows;
-  std::vector<const int8_t*> px;
-  std::vector<int8_t*> outp;
+  AlignedBuf rows, px, outp;  // pointer arrays (grow<T>), written before read
 };
 Workspace& workspace() {
   thread_local Workspace ws;
   return ws;
 }
 
+// n elements of T in b (not initialized, not preserved when it grows).
 template <class T>
-T* grow(std::vector<T>& v, size_t n) {
-  if (v.size() < n) v.resize(n);
-  return v.data();
+T* grow(AlignedBuf& b, size_t n) {
+  return reinterpret_cast<T*>(b.get(n * sizeof(T)));
 }
 
 // The largest per-task scratch of a parallel loop; every participating
@@ -232,9 +232,9 @@ struct Needs {
 void size_workspace(const void* n) {
   const Needs& need = *static_cast<const Needs*>(n);
   Workspace& w = workspace();
-  grow(w.rows, need.rows);
-  grow(w.px, need.px);
-  grow(w.outp, need.outp);
+  grow<const void*>(w.rows, need.rows);
+  grow<const int8_t*>(w.px, need.px);
+  grow<int8_t*>(w.outp, need.outp);
   w.acc.get(need.acc_bytes);
   w.col.get(need.col_bytes);
   w.ring.get(need.ring_bytes);
@@ -818,7 +818,7 @@ void conv_depthwise(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, c
   auto row = [&](int r) {
     const int64_t n = r / g.oh, oh = r % g.oh;
     Workspace& tw = workspace();
-    const int8_t** px = grow(tw.px, needs.px);
+    const int8_t** px = grow<const int8_t*>(tw.px, needs.px);
     int32_t* acc = reinterpret_cast<int32_t*>(tw.acc.get(needs.acc_bytes));
     // Input rows of the kernel rows (nullptr outside the image), then the
     // pixel pointers; interior columns need no test.
@@ -999,7 +999,7 @@ struct Dw4Run {
 
   void rows(int64_t r0, int64_t r1) const {
     Workspace& tw = workspace();
-    const int8_t** rp = grow(tw.px, needs.px);
+    const int8_t** rp = grow<const int8_t*>(tw.px, needs.px);
     int32_t* acc = fused ? nullptr : reinterpret_cast<int32_t*>(tw.acc.get(needs.acc_bytes));
     int8_t* ring = reinterpret_cast<int8_t*>(tw.ring.get(needs.ring_bytes));
     int8_t* plain = ring + static_cast<int64_t>(d.span) * d.group_bytes;
@@ -1575,8 +1575,8 @@ void GemmRun::task(int ti) const {
   // Scratch sized for the largest task, whichever thread runs which task,
   // so that no later run allocates.
   Workspace& tw = workspace();
-  const void** rows = grow(tw.rows, needs.rows);
-  int8_t** outp = fused ? grow(tw.outp, needs.outp) : nullptr;
+  const void** rows = grow<const void*>(tw.rows, needs.rows);
+  int8_t** outp = fused ? grow<int8_t*>(tw.outp, needs.outp) : nullptr;
   int32_t* acc = fused ? nullptr : reinterpret_cast<int32_t*>(tw.acc.get(needs.acc_bytes));
   uint8_t* col = band == Band::kIm2col || p.columns ? tw.col.get(needs.col_bytes) : nullptr;
   int64_t lo = 0, hi = 0, per_img = 0;
