@@ -66,11 +66,12 @@ Place place(const isa::TensorRef& t) { return Place{t.region, t.index, t.offset}
 // >= 0 (act_min is in the quantized domain), a table without negative
 // entries, or a pooling of such values without zero points (M > 0).
 bool nonneg_output(const isa::Instruction& ins, const Memory& mem, const std::set<Place>& nonneg) {
-  if (const auto* c = std::get_if<isa::Conv>(&ins.body)) return c->out.dtype == isa::DType::kInt8 && c->act_min >= 0;
-  if (const auto* e = std::get_if<isa::Eltwise>(&ins.body)) return e->out.dtype == isa::DType::kInt8 && e->act_min >= 0;
+  auto clamped = [](const auto& b) { return b.out.dtype == isa::DType::kInt8 && b.act_min >= 0; };
+  if (const auto* c = std::get_if<isa::Conv>(&ins.body)) return clamped(*c);
+  if (const auto* e = std::get_if<isa::Eltwise>(&ins.body)) return clamped(*e);
   if (const auto* p = std::get_if<isa::Pool>(&ins.body))
-    return p->out.dtype == isa::DType::kInt8 &&
-           (p->act_min >= 0 || (nonneg.count(place(p->in)) != 0 && p->zero_in == 0 && p->zero_out >= 0));
+    return clamped(*p) || (p->out.dtype == isa::DType::kInt8 && nonneg.count(place(p->in)) != 0 &&
+                           p->zero_in == 0 && p->zero_out >= 0);
   if (const auto* l = std::get_if<isa::Lut>(&ins.body)) {
     if (l->out.dtype != isa::DType::kInt8 || l->in.dtype != isa::DType::kInt8 || l->table.count < 256)
       return false;

@@ -1900,8 +1900,14 @@ void set_conv_threads(int n) { g_threads.store(n < 1 ? 1 : (n > 64 ? 64 : n)); }
 
 namespace {
 
-bool is_depthwise(const isa::Conv& c, bool transposed) {
-  return !transposed && c.groups == c.in.dims[3] && c.groups == c.out.dims[3] && c.kernel_h <= 256;
+// What an instruction's plan key and kernel choice derive from it.
+struct ConvKind {
+  bool int32_out, residual, depthwise;
+};
+ConvKind conv_kind(const isa::Conv& c, bool transposed) {
+  const bool int32_out = c.out.dtype == isa::DType::kInt32;
+  return {int32_out, c.has_residual != 0 && !int32_out,
+          !transposed && c.groups == c.in.dims[3] && c.groups == c.out.dims[3] && c.kernel_h <= 256};
 }
 
 // GEMM variants (ConvIsa): for inputs without negative values (one pass over
@@ -1918,19 +1924,16 @@ const ConvIsa& gemm_variant(const ConvIsa& isa, const isa::Conv& c, bool nonneg_
   return isa;
 }
 
-// The variant and plan that run this instruction; a sign_abs variant falls
-// back to the ISA's own GEMM when a weight is -128.
+// The variant and plan that run this instruction, plans from get(variant):
+// a sign_abs variant falls back to the ISA's own GEMM when a weight is -128.
+template <class Get>
 std::pair<const ConvIsa*, const ConvPlan*> variant_plan(const ConvIsa& isa, const isa::Conv& c,
-                                                         const Memory& mem, bool transposed,
-                                                         bool nonneg_input) {
-  const bool int32_out = c.out.dtype == isa::DType::kInt32;
-  const bool residual = c.has_residual != 0 && !int32_out;
-  const bool depthwise = is_depthwise(c, transposed);
-  const ConvIsa* gp = depthwise ? &isa : &gemm_variant(isa, c, nonneg_input);
-  const ConvPlan* plan = get_plan(*gp, c, mem, int32_out, residual, depthwise, transposed);
+                                                         const ConvKind& k, bool nonneg_input, Get&& get) {
+  const ConvIsa* gp = k.depthwise ? &isa : &gemm_variant(isa, c, nonneg_input);
+  const ConvPlan* plan = get(*gp);
   if (gp->sign_abs && plan->has_m128) {
     gp = &isa;
-    plan = get_plan(isa, c, mem, int32_out, residual, depthwise, transposed);
+    plan = get(isa);
   }
   return {gp, plan};
 }
@@ -1941,13 +1944,14 @@ void conv_any(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, bool tr
     conv_generic(c, mem, transposed);
     return;
   }
-  const bool depthwise = is_depthwise(c, transposed);
+  const ConvKind k = conv_kind(c, transposed);
+  const bool depthwise = k.depthwise, residual = k.residual;
   const bool nonneg_input = !depthwise && isa.nonneg != nullptr && c.pad_value >= 0 && nonnegative(c, mem);
-  const auto [gp, plan] = variant_plan(isa, c, mem, transposed, nonneg_input);
+  const auto [gp, plan] = variant_plan(isa, c, k, nonneg_input, [&](const ConvIsa& i) {
+    return get_plan(i, c, mem, k.int32_out, residual, depthwise, transposed);
+  });
   const ConvIsa& gi = *gp;
-  const bool int32_out = c.out.dtype == isa::DType::kInt32;
-  const bool residual = c.has_residual != 0 && !int32_out;
-  const RequantParams rq = make_rq(*plan, c, int32_out, residual);
+  const RequantParams rq = make_rq(*plan, c, k.int32_out, residual);
   if (depthwise && plan->dw4) {
     if (!conv_dwflat(gi, c, mem, *plan, rq, residual)) conv_dw4(gi, c, mem, *plan, rq, residual);
   }
@@ -1970,15 +1974,14 @@ void deconv(const ConvIsa& isa, const isa::Conv& c, const Memory& mem) {
 void prepare_conv(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, bool transposed,
                   bool nonneg_input) {
   if (!structurally_valid(c) || c.in.dtype != isa::DType::kInt8) return;
-  const bool int32_out = c.out.dtype == isa::DType::kInt32;
-  const bool residual = c.has_residual != 0 && !int32_out;
-  const bool depthwise = is_depthwise(c, transposed);
-  const ConvIsa& gp = depthwise ? isa : gemm_variant(isa, c, nonneg_input);
-  // (the shared cache only: the caller's thread keeps no front entries)
-  bool pinned = false;
-  auto plan = shared_plan(plan_key(gp, c, mem, int32_out, residual, transposed), gp, c, mem, depthwise, &pinned);
-  if (gp.sign_abs && plan->has_m128)
-    shared_plan(plan_key(isa, c, mem, int32_out, residual, transposed), isa, c, mem, depthwise, &pinned);
+  const ConvKind k = conv_kind(c, transposed);
+  // (the shared cache only: the caller's thread keeps no front entries; the
+  // cache holds the plan after the call)
+  variant_plan(isa, c, k, nonneg_input, [&](const ConvIsa& i) {
+    bool pinned = false;
+    return shared_plan(plan_key(i, c, mem, k.int32_out, k.residual, transposed), i, c, mem, k.depthwise, &pinned)
+        .get();
+  });
 }
 
 void pin_constants_impl(const uint8_t* base, uint64_t size) {

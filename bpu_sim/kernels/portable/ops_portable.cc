@@ -275,32 +275,44 @@ bool per_channel(const isa::TensorRef& v) {
          v.strides[1] == 0;
 }
 
+// A dense NHWC output of a dense map and a per-channel operand (either
+// side), run in whole periods of the channel values (>= 1024 values).
+struct ChannelOperand {
+  bool a_per_channel;
+  const isa::TensorRef* pv;  // the per-channel operand
+  const isa::TensorRef* fv;  // the map
+  int64_t C, map, per;       // channels, values per image, period
+};
+bool channel_operand(const isa::Eltwise& e, ChannelOperand* co) {
+  const bool pa = per_channel(e.a) && dense_nhwc(e.b), pb = per_channel(e.b) && dense_nhwc(e.a);
+  if ((!pa && !pb) || !dense_nhwc(e.out)) return false;
+  const int64_t C = e.out.dims[3];
+  *co = {pa, pa ? &e.a : &e.b, pa ? &e.b : &e.a, C, int64_t{e.out.dims[1]} * e.out.dims[2] * C,
+         C * ((1024 + C - 1) / C)};
+  return true;
+}
+
 // int8 eltwise over dense NHWC maps with a per-channel operand and fewer
 // than 256 channels (squeeze-excitation scales, per-channel biases): the
 // channel rows are too short for the vector rows, so the per-channel values
 // are repeated into whole periods of a buffer and the maps run as long rows.
 bool eltwise_periodic(const isa::Eltwise& e, const Memory& mem, const OpsIsa& ops,
                       EltwiseRowS8 base) {
-  const bool pa = per_channel(e.a) && dense_nhwc(e.b), pb = per_channel(e.b) && dense_nhwc(e.a);
-  const int64_t C = e.out.dims[3];
-  if ((!pa && !pb) || !dense_nhwc(e.out) || C >= 256) return false;
-  const int64_t per = C * ((1024 + C - 1) / C);  // whole periods, >= 1024 values
+  ChannelOperand co;
+  if (!channel_operand(e, &co) || co.C >= 256) return false;
   thread_local std::vector<int8_t> rep;
-  if (rep.size() < static_cast<size_t>(per)) rep.resize(static_cast<size_t>(per));
-  const isa::TensorRef& pv = pa ? e.a : e.b;
-  const isa::TensorRef& fv = pa ? e.b : e.a;
-  const int64_t map = int64_t{e.out.dims[1]} * e.out.dims[2] * C;
+  if (rep.size() < static_cast<size_t>(co.per)) rep.resize(static_cast<size_t>(co.per));
   for (int64_t n = 0; n < e.out.dims[0]; ++n) {
-    const int8_t* pc = reinterpret_cast<const int8_t*>(mem.ptr(pv)) + n * pv.strides[0];
-    for (int64_t i = 0; i < per; ++i) rep[static_cast<size_t>(i)] = pc[i % C];
-    const int8_t* full = reinterpret_cast<const int8_t*>(mem.ptr(fv)) + n * fv.strides[0];
+    const int8_t* pc = reinterpret_cast<const int8_t*>(mem.ptr(*co.pv)) + n * co.pv->strides[0];
+    for (int64_t i = 0; i < co.per; ++i) rep[static_cast<size_t>(i)] = pc[i % co.C];
+    const int8_t* full = reinterpret_cast<const int8_t*>(mem.ptr(*co.fv)) + n * co.fv->strides[0];
     int8_t* out = reinterpret_cast<int8_t*>(mem.ptr(e.out)) + n * e.out.strides[0];
-    for (int64_t off = 0; off < map; off += per) {
+    for (int64_t off = 0; off < co.map; off += co.per) {
       EltwiseRowS8 r = base;
-      r.a = pa ? rep.data() : full + off;
-      r.b = pa ? full + off : rep.data();
+      r.a = co.a_per_channel ? rep.data() : full + off;
+      r.b = co.a_per_channel ? full + off : rep.data();
       r.out = out + off;
-      r.n = std::min(per, map - off);
+      r.n = std::min(co.per, co.map - off);
       r.a_step = r.b_step = 1;
       eltwise_s8_row(ops, r);
     }
@@ -317,26 +329,23 @@ bool eltwise_periodic(const isa::Eltwise& e, const Memory& mem, const OpsIsa& op
 __attribute__((optimize("no-tree-vectorize")))  // 64-bit lanes without AVX-512 are slower than scalar
 #endif
 bool eltwise_channel_mul_zp(const isa::Eltwise& e, const Memory& mem, int s, int64_t lo, int64_t hi) {
-  const bool pa = per_channel(e.a) && dense_nhwc(e.b), pb = per_channel(e.b) && dense_nhwc(e.a);
-  if (e.kind != isa::EltwiseKind::kMul || (!pa && !pb) || !dense_nhwc(e.out) || e.a.dtype != DType::kInt8 ||
+  ChannelOperand co;
+  if (e.kind != isa::EltwiseKind::kMul || !channel_operand(e, &co) || e.a.dtype != DType::kInt8 ||
       e.b.dtype != DType::kInt8 || e.out.dtype != DType::kInt8)
     return false;
-  const isa::TensorRef& pv = pa ? e.a : e.b;
-  const isa::TensorRef& fv = pa ? e.b : e.a;
-  const int64_t zp = pa ? e.zero_a : e.zero_b, zf = pa ? e.zero_b : e.zero_a, zo = e.zero_out;
-  const int64_t C = e.out.dims[3], map = int64_t{e.out.dims[1]} * e.out.dims[2] * C;
-  const int64_t per = C * ((1024 + C - 1) / C);  // whole periods, >= 1024 values
+  const int64_t zp = co.a_per_channel ? e.zero_a : e.zero_b, zf = co.a_per_channel ? e.zero_b : e.zero_a;
+  const int64_t zo = e.zero_out;
   thread_local std::vector<int64_t> rep;
-  if (rep.size() < static_cast<size_t>(per)) rep.resize(static_cast<size_t>(per));
+  if (rep.size() < static_cast<size_t>(co.per)) rep.resize(static_cast<size_t>(co.per));
   int64_t* k = rep.data();
   const int64_t half = s > 0 ? int64_t{1} << (s - 1) : 0;
   for (int64_t n = 0; n < e.out.dims[0]; ++n) {
-    const int8_t* pc = reinterpret_cast<const int8_t*>(mem.ptr(pv)) + n * pv.strides[0];
-    for (int64_t i = 0; i < per; ++i) k[i] = (pc[i % C] - zp) * int64_t{e.multiplier_a};
-    const int8_t* x = reinterpret_cast<const int8_t*>(mem.ptr(fv)) + n * fv.strides[0];
+    const int8_t* pc = reinterpret_cast<const int8_t*>(mem.ptr(*co.pv)) + n * co.pv->strides[0];
+    for (int64_t i = 0; i < co.per; ++i) k[i] = (pc[i % co.C] - zp) * int64_t{e.multiplier_a};
+    const int8_t* x = reinterpret_cast<const int8_t*>(mem.ptr(*co.fv)) + n * co.fv->strides[0];
     int8_t* y = reinterpret_cast<int8_t*>(mem.ptr(e.out)) + n * e.out.strides[0];
-    for (int64_t off = 0; off < map; off += per) {
-      const int64_t m = std::min(per, map - off);
+    for (int64_t off = 0; off < co.map; off += co.per) {
+      const int64_t m = std::min(co.per, co.map - off);
       for (int64_t i = 0; i < m; ++i) {  // rshift_round as one add and shift (|v| < 2^48)
         const int64_t v = (((x[off + i] - zf) * k[i] + half) >> s) + zo;
         y[off + i] = static_cast<int8_t>(v < lo ? lo : (v > hi ? hi : v));
@@ -901,57 +910,55 @@ void argmax(const isa::ArgMax& a, const Memory& mem) {
 // conversion uses the reference kernel (a one-off per inference). The range
 // and channel order are template parameters, and the two pixels that share
 // a U/V pair share its products.
+// The Q14 terms of the reference's conversion: a U, V pair's chroma parts
+// (the rounding term 8192 rides on them), a luma, and a channel's int8.
+struct Chroma {
+  int32_t rv, gu, bu;
+};
+template <bool kVideo>
+inline Chroma chroma(int32_t u, int32_t v) {  // u, v already minus 128
+  return {(kVideo ? 26149 * v : 22970 * v) + 8192,
+          (kVideo ? -6419 * u - 13320 * v : -5638 * u - 11700 * v) + 8192,
+          (kVideo ? 33050 * u : 29032 * u) + 8192};
+}
+template <bool kVideo>
+inline int32_t luma(int32_t yy) {
+  return kVideo ? 19077 * (yy - 16) : yy * 16384;
+}
+inline uint8_t channel_s8(int32_t q14) { return static_cast<uint8_t>(std::clamp(q14 >> 14, 0, 255) - 128); }
+
 template <bool kVideo, bool kBgr>
 void nv12_row(const uint8_t* yrow, int64_t ys, const uint8_t* uvrow, uint8_t* orow, int64_t ops,
               int64_t ocs, int64_t w) {
-  auto put = [&](int64_t x, int32_t yv, int32_t rv, int32_t gu, int32_t bu) {
-    int32_t r = (yv + rv) >> 14, g = (yv + gu) >> 14, b = (yv + bu) >> 14;
-    r = r < 0 ? 0 : (r > 255 ? 255 : r);
-    g = g < 0 ? 0 : (g > 255 ? 255 : g);
-    b = b < 0 ? 0 : (b > 255 ? 255 : b);
-    uint8_t* op = orow + x * ops;
-    op[0] = static_cast<uint8_t>((kBgr ? b : r) - 128);
-    op[ocs] = static_cast<uint8_t>(g - 128);
-    op[2 * ocs] = static_cast<uint8_t>((kBgr ? r : b) - 128);
-  };
   for (int64_t x = 0; x < w; x += 2) {
-    const int32_t u = uvrow[x] - 128, v = uvrow[x + 1] - 128;  // x even: the pair's U, V
-    // (the rounding term 8192 rides on the chroma parts)
-    const int32_t rv = (kVideo ? 26149 * v : 22970 * v) + 8192;
-    const int32_t gu = (kVideo ? -6419 * u - 13320 * v : -5638 * u - 11700 * v) + 8192;
-    const int32_t bu = (kVideo ? 33050 * u : 29032 * u) + 8192;
+    const Chroma ch = chroma<kVideo>(uvrow[x] - 128, uvrow[x + 1] - 128);  // x even: the pair's U, V
     for (int64_t k = x; k < x + 2 && k < w; ++k) {
-      const int32_t yy = yrow[k * ys];
-      put(k, kVideo ? 19077 * (yy - 16) : yy * 16384, rv, gu, bu);
+      const int32_t yv = luma<kVideo>(yrow[k * ys]);
+      uint8_t* op = orow + k * ops;
+      op[0] = channel_s8(yv + (kBgr ? ch.bu : ch.rv));
+      op[ocs] = channel_s8(yv + ch.gu);
+      op[2 * ocs] = channel_s8(yv + (kBgr ? ch.rv : ch.bu));
     }
   }
 }
 
 // The same for a dense row (Y bytes contiguous, the 3 output channels of a
-// pixel adjacent, pixels ops bytes apart): the pixel arithmetic over blocks
-// in local arrays the compiler vectorizes, then the interleave.
+// pixel adjacent, pixels ops bytes apart, w even): the pixel arithmetic over
+// blocks in local arrays the compiler vectorizes, then the interleave.
 template <bool kVideo, bool kBgr>
 void nv12_row_dense(const uint8_t* yrow, const uint8_t* uvrow, uint8_t* orow, int64_t ops, int64_t w) {
   constexpr int kB = 64;
-  auto px = [](int32_t yy, int32_t ch) {
-    const int32_t yv = kVideo ? 19077 * (yy - 16) : yy * 16384;
-    return static_cast<uint8_t>(std::clamp((yv + ch) >> 14, 0, 255) - 128);
-  };
   for (int64_t x0 = 0; x0 < w; x0 += kB) {
     const int n = static_cast<int>(std::min<int64_t>(kB, w - x0));
-    const int np = n / 2;  // (w even)
     uint8_t c[3][kB];
-    const uint8_t* yb = yrow + x0;
-    const uint8_t* uvb = uvrow + x0;
-    for (int j = 0; j < np; ++j) {  // a pair of pixels shares its U, V
-      const int32_t u = uvb[2 * j] - 128, v = uvb[2 * j + 1] - 128;
-      const int32_t rv = (kVideo ? 26149 * v : 22970 * v) + 8192;
-      const int32_t gu = (kVideo ? -6419 * u - 13320 * v : -5638 * u - 11700 * v) + 8192;
-      const int32_t bu = (kVideo ? 33050 * u : 29032 * u) + 8192;
-      const int32_t y0 = yb[2 * j], y1 = yb[2 * j + 1];
-      c[kBgr ? 2 : 0][2 * j] = px(y0, rv), c[kBgr ? 2 : 0][2 * j + 1] = px(y1, rv);
-      c[1][2 * j] = px(y0, gu), c[1][2 * j + 1] = px(y1, gu);
-      c[kBgr ? 0 : 2][2 * j] = px(y0, bu), c[kBgr ? 0 : 2][2 * j + 1] = px(y1, bu);
+    for (int j = 0; 2 * j < n; ++j) {  // a pair of pixels shares its U, V
+      const Chroma ch = chroma<kVideo>(uvrow[x0 + 2 * j] - 128, uvrow[x0 + 2 * j + 1] - 128);
+      for (int h = 0; h < 2; ++h) {
+        const int32_t yv = luma<kVideo>(yrow[x0 + 2 * j + h]);
+        c[0][2 * j + h] = channel_s8(yv + (kBgr ? ch.bu : ch.rv));
+        c[1][2 * j + h] = channel_s8(yv + ch.gu);
+        c[2][2 * j + h] = channel_s8(yv + (kBgr ? ch.rv : ch.bu));
+      }
     }
     uint8_t* op = orow + ops * x0;
     for (int i = 0; i < n; ++i) op[ops * i] = c[0][i], op[ops * i + 1] = c[1][i], op[ops * i + 2] = c[2][i];
