@@ -1009,12 +1009,13 @@ struct Dw4Run {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / g.oh, oy = r % g.oh;
       bool nonneg = true;
+      int kh_lo = g.kh, kh_hi = 0;  // the kernel rows reading image rows
       for (int kh = 0; kh < g.kh; ++kh) {
         const int64_t y = oy * g.sh + static_cast<int64_t>(kh) * g.dh;
         const int slot = static_cast<int>(y % d.span);
         int8_t* gr = ring + slot * d.group_bytes;
         const int64_t iy = y - g.pt;
-        if ((iy < 0 || iy >= g.ih) && c.pad_value == 0) {  // outside the image: the shared zero row
+        if (iy < 0 || iy >= g.ih) {  // outside the image: the kernel adds pad * its weights
           rp[kh] = reinterpret_cast<const int8_t*>(tw.zeroed(needs.zero_bytes));
           continue;
         }
@@ -1024,6 +1025,7 @@ struct Dw4Run {
         }
         nonneg = nonneg && neg[slot] == 0;
         rp[kh] = gr;
+        kh_lo = std::min(kh_lo, kh), kh_hi = kh + 1;
       }
       DwRowArgs a;
       a.rows = rp;
@@ -1033,6 +1035,7 @@ struct Dw4Run {
       a.cp = p.dw4_cp;
       a.nonneg = nonneg;
       a.zero_row = reinterpret_cast<const int8_t*>(tw.zeroed(needs.zero_bytes));
+      a.kh_lo = std::min(kh_lo, kh_hi), a.kh_hi = kh_hi, a.pad = c.pad_value;
       a.pack = p.w.data();
       a.out = fused ? reinterpret_cast<int8_t*>(out.at(n, oy, 0, 0)) : nullptr;
       a.out_pstride = c.out.strides[2] * out.esize;

@@ -521,18 +521,25 @@ __attribute__((always_inline)) inline void finish(const Sink<O>& s, const typena
 }
 
 // Initial accumulators of a block (lanes int32 per packed vector): the
-// bias when requantizing here; with Mac::kFlip (rows of x + 128) minus 128 *
-// the weight sums of the kernel rows inside the image (a row outside is the
-// zero row of 0 bytes, adding nothing).
+// bias when requantizing here; plus pad * the weight sums of the kernel
+// rows outside the image (not computed: DwRowArgs::kh_lo); with Mac::kFlip
+// (rows of x + 128) minus 128 * the weight sums of the rows inside.
 template <class O, class Mac>
 inline void init_acc(const DwRowArgs& a, const int32_t* par, int lanes, int kh_n,
                      typename O::V (&init)[4]) {
   for (int v = 0; v < 4; ++v) {
     init[v] = a.out != nullptr ? O::load(par + v * 5 * lanes) : O::zero();
-    if (Mac::kFlip)
-      for (int kh = 0; kh < kh_n; ++kh)
-        if (a.rows[kh] != a.zero_row)
-          init[v] = O::sub32(init[v], O::load(par + (20 + (4 * kh + v)) * lanes));
+    for (int kh = 0; kh < kh_n; ++kh) {
+      const int32_t* sum128 = par + (20 + (4 * kh + v)) * lanes;
+      if (kh >= a.kh_lo && kh < a.kh_hi) {
+        if (Mac::kFlip) init[v] = O::sub32(init[v], O::load(sum128));
+      } else if (a.pad != 0) {
+        alignas(64) int32_t t[16];
+        O::store(t, init[v]);
+        for (int l = 0; l < lanes; ++l) t[l] += a.pad * (sum128[l] / 128);
+        init[v] = O::load(t);
+      }
+    }
   }
 }
 
@@ -580,12 +587,13 @@ inline __m512i shift_chunk(__m512i a, __m512i b) {
 // of groups col = kR i + h and the next one (valignd: groups col + 1).
 template <class Mac, int KH, int G0, int G1, int kR>
 __attribute__((always_inline)) inline void s4_step(const int8_t* const* rows, const uint8_t* w0,
-                                                   const uint8_t* w1, size_t row_w, int64_t col,
+                                                   const uint8_t* w1, size_t row_w, int kn, int64_t col,
                                                    int c0, int64_t gstride, __m512i (&acc)[2][4]) {
   using V = __m512i;
   const V ones = Z::ones16();
 #pragma GCC unroll 16
-  for (int kh = 0; kh < KH; ++kh)
+  for (int kh = 0; kh < KH; ++kh) {
+    if (kh == kn) break;
 #pragma GCC unroll 4
     for (int v = 0; v < 4; ++v) {
       V x[2];
@@ -599,6 +607,7 @@ __attribute__((always_inline)) inline void s4_step(const int8_t* const* rows, co
       for (int j = 0; j < G1; ++j)
         acc[1][v] = Mac::template dot4<Z>(acc[1][v], x[j], Z::load(w1 + kh * row_w + (4 * j + v) * 64), ones);
     }
+  }
 }
 
 // A block of 64 / kR channels (kR groups per zmm, goff), fused output: 2 kR
@@ -608,9 +617,11 @@ __attribute__((always_inline)) inline void s4_step(const int8_t* const* rows, co
 // pixels kR (2i + k) + h, parity 0; kS 4 (stride 2, gstep 4): column i and
 // (valignd with column i + 1) the groups kR i + h + 1, read by pixels
 // 2 (kR i + h) + k, k = 0 with G4 groups of offset 0, k = 1 with NG of
-// offset 2 (G4, NG <= 2). Returns the first pixel left.
+// offset 2 (G4, NG <= 2). rows and wp start at the first computed kernel
+// row, kn of them. Returns the first pixel left.
 template <class Mac, int kFloat, int KH, int NG, int kR, int kS, int G4 = 0>
-int wide_row(const DwRowArgs& a, const int8_t* const* rows, const uint8_t* wp, int c0) {
+int wide_row(const DwRowArgs& a, const int8_t* const* rows, const uint8_t* wp, const int32_t* par,
+             int kn, int c0) {
   using V = __m512i;
   constexpr int kW = 64 / kR;
   constexpr bool kS1 = kS == 1;
@@ -618,7 +629,6 @@ int wide_row(const DwRowArgs& a, const int8_t* const* rows, const uint8_t* wp, i
   const int64_t gstride = static_cast<int64_t>(a.cp) * 4;
   const size_t row_w = static_cast<size_t>(kG0 + NG) * 4 * 64;
   const uint8_t* w1 = kS != 2 ? wp + static_cast<size_t>(kG0) * 4 * 64 : wp;
-  const int32_t* par = reinterpret_cast<const int32_t*>(wp + weight_bytes(64, KH, a.kw, kS == 4 ? 4 : 2));
   const V ones = Z::ones16();
   const Sink<Z> sink(a, c0, kW);
   V init[4];
@@ -629,10 +639,11 @@ int wide_row(const DwRowArgs& a, const int8_t* const* rows, const uint8_t* wp, i
 #pragma GCC unroll 16
     for (int v = 0; v < 4; ++v) acc[0][v] = acc[1][v] = init[v];
     if constexpr (kS == 4) {
-      s4_step<Mac, KH, kG0, NG, kR>(rows, wp, w1, row_w, kR * i, c0, gstride, acc);
+      s4_step<Mac, KH, kG0, NG, kR>(rows, wp, w1, row_w, kn, kR * i, c0, gstride, acc);
     } else {
 #pragma GCC unroll 16
-      for (int kh = 0; kh < KH; ++kh)
+      for (int kh = 0; kh < KH; ++kh) {
+        if (kh == kn) break;
 #pragma GCC unroll 16
         for (int j = 0; j < NG; ++j)
 #pragma GCC unroll 16
@@ -644,6 +655,7 @@ int wide_row(const DwRowArgs& a, const int8_t* const* rows, const uint8_t* wp, i
             acc[0][v] = Mac::template dot4<Z>(acc[0][v], x0, Z::load(wp + wo), ones);
             acc[1][v] = Mac::template dot4<Z>(acc[1][v], x1, Z::load(w1 + wo), ones);
           }
+      }
     }
     V r[2];
     requant<Z, 2, kFloat>(acc, par, 16, r);
@@ -675,17 +687,20 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   const int g0 = G4 > 0 ? G4 : NG > 0 ? NG : groups(a.kw, 0), g1 = NG > 0 ? NG : groups(a.kw, gs / 2);
   const int64_t gstride = static_cast<int64_t>(a.cp) * 4;  // bytes per group column
   const size_t row_w = static_cast<size_t>(g0 + g1) * 4 * pw;
-  const uint8_t* w1 = wp + static_cast<size_t>(g0) * 4 * pw;  // odd parity (offset gs / 2)
   const int32_t* par = reinterpret_cast<const int32_t*>(wp + weight_bytes(pw, kh_n, a.kw, gs));
   const V ones = O::ones16();
   const Sink<O> sink(a, c0, width);
   V init[4];
   init_acc<O, Mac>(a, par, lanes, kh_n, init);
+  // Only the kernel rows [kh_lo, kh_hi) are computed: rows and weights from kh_lo.
+  const int kn = a.kh_hi - a.kh_lo;
+  wp += a.kh_lo * row_w;
+  const uint8_t* w1 = wp + static_cast<size_t>(g0) * 4 * pw;  // odd parity (offset gs / 2)
   // The kernel rows' pointers in locals (KH > 0), not reloaded after stores.
   const int8_t* row_ptrs[KH > 0 ? KH : 1];
-  const int8_t* const* rows = a.rows;
+  const int8_t* const* rows = a.rows + a.kh_lo;
   if (KH > 0) {
-    for (int kh = 0; kh < KH; ++kh) row_ptrs[kh] = a.rows[kh];
+    for (int kh = 0; kh < KH; ++kh) row_ptrs[kh] = kh < kn ? rows[kh] : a.zero_row;
     rows = row_ptrs;
   }
   auto mac = [&](V acc, V x, const uint8_t* w) {
@@ -699,10 +714,10 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   int p = 0;
 #if defined(OPENBPU_DW4_ZMM)
   if constexpr (kR > 1 && G4 > 0) {
-    if (a.out != nullptr) p = wide_row<Mac, kFloat, KH, NG, kR, 4, G4>(a, rows, wp, c0);
+    if (a.out != nullptr) p = wide_row<Mac, kFloat, KH, NG, kR, 4, G4>(a, rows, wp, par, kn, c0);
   } else if constexpr (kR > 1 && NG > 0 && (kR == 2 || NG == 1)) {
-    if (a.out != nullptr && stride == 1) p = wide_row<Mac, kFloat, KH, NG, kR, 1>(a, rows, wp, c0);
-    if (a.out != nullptr && stride == 2) p = wide_row<Mac, kFloat, KH, NG, kR, 2>(a, rows, wp, c0);
+    if (a.out != nullptr && stride == 1) p = wide_row<Mac, kFloat, KH, NG, kR, 1>(a, rows, wp, par, kn, c0);
+    if (a.out != nullptr && stride == 2) p = wide_row<Mac, kFloat, KH, NG, kR, 2>(a, rows, wp, par, kn, c0);
   }
 #endif
   if (G4 > 0) {  // stride 2, gstep 4: pixels p (offset 0), p + 1 (offset 2) from group p / 2
@@ -711,7 +726,8 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
 #pragma GCC unroll 16
       for (int v = 0; v < 4; ++v) acc[0][v] = acc[1][v] = init[v];
 #pragma GCC unroll 16
-      for (int kh = 0; kh < KH; ++kh)
+      for (int kh = 0; kh < KH; ++kh) {
+        if (kh == kn) break;
 #pragma GCC unroll 4
         for (int v = 0; v < 4; ++v) {
           V x[2];
@@ -724,6 +740,7 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
 #pragma GCC unroll 2
           for (int j = 0; j < NG; ++j) acc[1][v] = mac(acc[1][v], x[j], w1 + wo + 4 * j * pw);
         }
+      }
       finish<O, 2, kFloat>(sink, acc, par, lanes, p, width);
     }
   }
@@ -735,6 +752,7 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
         acc[0][v] = acc[1][v] = init[v];
 #pragma GCC unroll 16
       for (int kh = 0; kh < kh_n; ++kh) {
+        if (kh == kn) break;
 #pragma GCC unroll 16
         for (int j = 0; j < NG; ++j)
   #pragma GCC unroll 16
@@ -756,7 +774,7 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
     const uint8_t* w = q == 0 ? wp : w1;
     const int ng = q == 0 ? g0 : g1;
     for (int v = 0; v < 4; ++v) acc[v] = init[v];
-    for (int kh = 0; kh < kh_n; ++kh)
+    for (int kh = 0; kh < kn; ++kh)
       for (int j = 0; j < ng; ++j)
         for (int v = 0; v < 4; ++v)
           acc[v] = mac(acc[v], O::load(rows[kh] + goff<kR>((b - q) / gs + 4 / gs * j, v, c0, width, gstride)),
