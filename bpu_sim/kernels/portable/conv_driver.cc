@@ -1211,6 +1211,8 @@ struct GemmRun {
   void copy_pixels_small(const int8_t* s, int64_t count, int64_t n_in, uint8_t* o) const;
   void make_rows(int grp, int64_t px0, int64_t count, const uint8_t* bandp, int64_t lo,
                  const void** rows, int8_t** outp, uint8_t* col) const;
+  void rowtap_rows(int64_t px0, int64_t count, const uint8_t* bandp, int64_t lo, const void** rows,
+                   int8_t** outp) const;
   void epilogue(int64_t px0, int64_t npx, int co0, int nvalid, const int32_t* acc,
                 int acc_stride) const;
   void task(int ti) const;
@@ -1298,7 +1300,8 @@ void GemmRun::copy_pixels_small(const int8_t* s, int64_t count, int64_t n_in, ui
   const int64_t s2 = c.in.strides[2];
   const uint64_t keep = n_in >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n_in)) - 1;
   const uint64_t flip = 0x0101010101010101ull * zero_byte;
-  for (int64_t x = 0; x < count; ++x, s += s2, o += cs) {
+  const int64_t step = cs;  // (a local: the stores could alias the member)
+  for (int64_t x = 0; x < count; ++x, s += s2, o += step) {
     uint64_t v;
     std::memcpy(&v, s, 8);
     v = ((v ^ flip) & keep) | (flip & ~keep);
@@ -1440,6 +1443,10 @@ void GemmRun::make_rows(int grp, int64_t px0, int64_t count, const uint8_t* band
     }
     return;
   }
+  if (band == Band::kRowTap && !p.columns && !transposed) {
+    rowtap_rows(px0, count, bandp, lo, rows, outp);
+    return;
+  }
   int m = 0;  // pixel i is row m of its tile (no division per pixel)
   const void** tile = rows;
   for (int64_t i = 0; i < count; ++i, m = m + 1 == mr ? (tile += taps * mr, 0) : m + 1) {
@@ -1527,6 +1534,41 @@ void GemmRun::make_rows(int grp, int64_t px0, int64_t count, const uint8_t* band
       pow_ = 0;
       if (++poh == g.oh) poh = 0, ++pn;
     }
+  }
+}
+
+// make_rows of row taps (Band::kRowTap, no columns): kernel row t of a
+// pixel reads the band at its first tap column plus t * dh band rows; the
+// pointers advance by sw pixels along each run of one output row.
+void GemmRun::rowtap_rows(int64_t px0, int64_t count, const uint8_t* bandp, int64_t lo,
+                          const void** rows, int8_t** outp) const {
+  const int taps = p.taps;
+  const int64_t pimg = g.oh * g.ow, pix_bytes = cs * es;
+  const int64_t tap_step = g.dh * wp * pix_bytes, px_step = g.sw * pix_bytes;
+  const int64_t ostep = c.out.strides[2] * out.esize;
+  int64_t pn = px0 / pimg, poh = (px0 % pimg) / g.ow, pow_ = px0 % g.ow;
+  const int64_t real = std::min(count, pixels - px0);
+  int m = 0;
+  const void** tile = rows;
+  int64_t i = 0;
+  while (i < real) {
+    const int64_t run = std::min(real - i, g.ow - pow_);  // pixels left in this output row
+    const uint8_t* base = bandp + ((pn * hp + poh * g.sh - lo) * wp + pow_ * g.sw) * pix_bytes;
+    int8_t* op = fused ? reinterpret_cast<int8_t*>(out.at(pn, poh, pow_, 0)) : nullptr;
+    for (int64_t k = 0; k < run; ++k, ++i, base += px_step) {
+      for (int t = 0; t < taps; ++t) tile[t * mr + m] = base + t * tap_step;
+      if (fused) outp[i] = op + k * ostep;
+      if (++m == mr) m = 0, tile += taps * mr;
+    }
+    if ((pow_ += run) == g.ow) {
+      pow_ = 0;
+      if (++poh == g.oh) poh = 0, ++pn;
+    }
+  }
+  for (; i < count; ++i) {  // padding rows of the last tile repeat its first pixel
+    for (int t = 0; t < taps; ++t) tile[t * mr + m] = tile[t * mr];
+    if (fused) outp[i] = outp[i - m];
+    if (++m == mr) m = 0, tile += taps * mr;
   }
 }
 
