@@ -15,9 +15,9 @@
 // checks the bound), so the int32 narrowing, the saturating packs and the
 // int8 clamp to [lo, hi] equal clamp(y, lo, hi).
 // Lut int8 -> int8: the 256-entry table as 16 vpshufb tables of 16; index
-// i = x + 128, for table k the bytes with i - 16k in [0, 15] are looked up
-// (adds_epu8(i - 16k, 0x70) sets bit 7 of every other byte, which vpshufb
-// turns into 0) and the 16 results are or-ed.
+// i = x + 128: every table looks up the low 4 bits of i, then a tree of
+// 15 vpblendvb keeps table i >> 4 (bits 4, 5, 6, 7 of i, each shifted to
+// bit 7 of its byte, select within pairs).
 // Max of int8 rows (max pooling): vpmaxsb over the taps, clamp, 32 per store.
 // Sums of int8 rows (average pooling): 8 channels widened to int32 per add.
 #include <immintrin.h>
@@ -103,17 +103,19 @@ int64_t lut_row_avx2(const int8_t* in, int8_t* out, int64_t n, const int8_t* tab
   __m256i t[16];
   for (int k = 0; k < 16; ++k)
     t[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k)));
-  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), step = _mm256_set1_epi8(16),
-                bias = _mm256_set1_epi8(0x70);
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), low = _mm256_set1_epi8(0x0F);
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    __m256i idx = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i)), flip);
-    __m256i acc = _mm256_setzero_si256();
-    for (int k = 0; k < 16; ++k) {
-      acc = _mm256_or_si256(acc, _mm256_shuffle_epi8(t[k], _mm256_adds_epu8(idx, bias)));
-      idx = _mm256_sub_epi8(idx, step);
+    const __m256i idx = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i)), flip);
+    const __m256i lo4 = _mm256_and_si256(idx, low);
+    __m256i r[16];
+    for (int k = 0; k < 16; ++k) r[k] = _mm256_shuffle_epi8(t[k], lo4);
+    // Index bit b (4..7) shifted to bit 7 of its byte selects between pairs.
+    for (int b = 4, m = 8; b < 8; ++b, m /= 2) {
+      const __m256i sel = _mm256_slli_epi16(idx, 7 - b);
+      for (int k = 0; k < m; ++k) r[k] = _mm256_blendv_epi8(r[2 * k], r[2 * k + 1], sel);
     }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), acc);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), r[0]);
   }
   return i;
 }
