@@ -407,6 +407,11 @@ struct EltwiseRowS8 {
   int shift;
   int32_t lo, hi;  // output range within int8
   int32_t za = 0, zb = 0, zo = 0;
+  // kMul whose requantization float_requant_channel proved exact for every
+  // product (a - za)(b - zb): y = float_requant(product) with these
+  // FloatRequant constants (rounding down), the same integers.
+  bool float_mul = false;
+  float fhi = 0, flo = 0;
 };
 struct OpsIsa {
   // Each returns the number of leading elements it did.

@@ -376,6 +376,9 @@ void eltwise_rows(const isa::Eltwise& e, const Memory& mem, const OpsIsa* ops) {
   EltwiseRowS8 base{nullptr, nullptr, nullptr, 0, 1, 1, kind, static_cast<int32_t>(ma),
                     static_cast<int32_t>(mb), s, static_cast<int32_t>(lo2), static_cast<int32_t>(hi),
                     static_cast<int32_t>(z.a), static_cast<int32_t>(z.b), static_cast<int32_t>(z.out)};
+  FloatRequant f;
+  if (kind == isa::EltwiseKind::kMul && float_requant_channel(am * bm, static_cast<int32_t>(ma), s, &f))
+    base.float_mul = true, base.fhi = f.hi, base.flo = f.lo;
   if (fast && eltwise_periodic(e, mem, *ops, base)) return;
   if (!fast && eltwise_channel_mul_zp(e, mem, s, lo2, hi)) return;
   for_rows<3>(e.out.dims, views, [&](const int64_t* off, int64_t n, const int64_t* inner) {

@@ -41,18 +41,6 @@ inline __m256i rq_ge33(__m256i acc, const RequantParams& q, int co) {
   const __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(e, 32), o, 0xAA);
   return _mm256_srav_epi32(_mm256_add_epi32(h, ld8(q.r32 + co)), ld8(q.sh32 + co));
 }
-// float_requant (kernels.h) of 8 channels; the float operations round as
-// MXCSR says: the driver sets rounding down (ConvIsa::float_mxcsr).
-inline __m256i rq_float(__m256i acc, __m256 hi, __m256 lo) {
-  const __m256 x = _mm256_cvtepi32_ps(acc);
-  const __m256 z = _mm256_fmadd_ps(x, hi, _mm256_mul_ps(x, lo));
-  return _mm256_cvtps_epi32(_mm256_add_ps(z, _mm256_set1_ps(0.5f)));
-}
-// The 3-operation form (RequantParams::float3, every lo == 0): int(fma(
-// float(acc), hi, 1/2)), rounding as MXCSR says (down).
-inline __m256i rq_float3(__m256i acc, __m256 hi) {
-  return _mm256_cvtps_epi32(_mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), hi, _mm256_set1_ps(0.5f)));
-}
 // Requantization of store_q: every S >= 33, float_requant, its 3-operation form.
 enum RqKind { kRqGe33, kRqFloat, kRqFloat3 };
 // NV = 2: 16 channels per pixel, two pixels per 32-byte result; NV = 1: 8

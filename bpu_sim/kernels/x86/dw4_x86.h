@@ -39,6 +39,7 @@
 #include <cstring>
 
 #include "bpu_sim/kernels/kernels.h"
+#include "bpu_sim/kernels/x86/float_rq_avx2.h"
 
 namespace openbpu::sim::kern {
 namespace {
@@ -185,14 +186,8 @@ struct Y {  // 32 channels
   using V = __m256i;
   using F = __m256;
   static F loadf(const void* p) { return _mm256_loadu_ps(static_cast<const float*>(p)); }
-  static V requant_f(V acc, F hi, F lo) {
-    const F a = _mm256_cvtepi32_ps(acc);
-    const F z = _mm256_fmadd_ps(a, hi, _mm256_mul_ps(a, lo));
-    return _mm256_cvtps_epi32(_mm256_add_ps(z, _mm256_set1_ps(0.5f)));
-  }
-  static V requant_f3(V acc, F hi) {  // every lo == 0 (kernels.h)
-    return _mm256_cvtps_epi32(_mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), hi, _mm256_set1_ps(0.5f)));
-  }
+  static V requant_f(V acc, F hi, F lo) { return rq_float(acc, hi, lo); }
+  static V requant_f3(V acc, F hi) { return rq_float3(acc, hi); }  // every lo == 0 (kernels.h)
   static V load(const void* p) { return _mm256_loadu_si256(static_cast<const V*>(p)); }
   static void store(void* p, V v) { _mm256_storeu_si256(static_cast<V*>(p), v); }
   static V zero() { return _mm256_setzero_si256(); }

@@ -25,6 +25,7 @@
 #include <cstring>
 
 #include "bpu_sim/kernels/kernels.h"
+#include "bpu_sim/kernels/x86/float_rq_avx2.h"
 
 namespace openbpu::sim::kern {
 namespace {
@@ -45,6 +46,8 @@ struct EltConsts {
   __m256i ma, mb, c1, off, r32, za, zb, zo;
   __m128i s, sh32;
   bool mul_hi;  // mul with S >= 33: high-half form
+  bool fmul, three;  // EltwiseRowS8::float_mul; flo == 0: the 3-operation form
+  __m256 fhi, flo;
 };
 
 inline __m256i elt8(const EltwiseRowS8& r, const EltConsts& k, const int8_t* a, const int8_t* b) {
@@ -52,6 +55,7 @@ inline __m256i elt8(const EltwiseRowS8& r, const EltConsts& k, const int8_t* a, 
   const __m256i z = _mm256_sub_epi32(r.b_step == 0 ? _mm256_set1_epi32(*b) : load8x8(b), k.zb);
   if (r.kind == isa::EltwiseKind::kMul) {
     const __m256i p = _mm256_mullo_epi32(x, z);  // |a'*b'| < 2^16
+    if (k.fmul) return k.three ? rq_float3(p, k.fhi) : rq_float(p, k.fhi, k.flo);  // MXCSR rounding down
     const __m256i e = _mm256_mul_epi32(p, k.ma);
     const __m256i o = _mm256_mul_epi32(_mm256_srli_epi64(p, 32), k.ma);
     if (k.mul_hi) {
@@ -64,6 +68,32 @@ inline __m256i elt8(const EltwiseRowS8& r, const EltConsts& k, const int8_t* a, 
   const __m256i vo = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), k.ma),
                                       _mm256_mul_epi32(_mm256_srli_epi64(z, 32), k.mb));
   return round64(ve, vo, k.c1, k.s, k.off);
+}
+
+// The 32-element steps of a row (not inlined: with k.fmul it runs between
+// the caller's MXCSR writes, which the compiler does not order against the
+// float operations it could see).
+__attribute__((noinline)) int64_t eltwise_steps(const EltwiseRowS8& row, const EltConsts& consts) {
+  // Local copies: the int8 stores may alias the arguments, which would
+  // force their fields to be reloaded (and the branches on them re-taken)
+  // in every step.
+  const EltwiseRowS8 r = row;
+  const EltConsts k = consts;
+  const __m256i lo = _mm256_set1_epi8(static_cast<char>(r.lo)),
+                hi = _mm256_set1_epi8(static_cast<char>(r.hi));
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  int64_t i = 0;
+  for (; i + 32 <= r.n; i += 32) {
+    __m256i y[4];
+    for (int q = 0; q < 4; ++q)
+      y[q] = _mm256_add_epi32(elt8(r, k, r.a + (i + 8 * q) * r.a_step, r.b + (i + 8 * q) * r.b_step), k.zo);
+    const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(y[0], y[1]),
+                                         _mm256_packs_epi32(y[2], y[3]));
+    const __m256i v = _mm256_permutevar8x32_epi32(p, order);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(r.out + i),
+                        _mm256_min_epi8(_mm256_max_epi8(v, lo), hi));
+  }
+  return i;
 }
 
 int64_t eltwise_row_avx2(const EltwiseRowS8& r) {
@@ -82,21 +112,14 @@ int64_t eltwise_row_avx2(const EltwiseRowS8& r) {
   k.r32 = _mm256_set1_epi32(k.mul_hi ? 1 << (s - 33) : 0);
   k.sh32 = _mm_cvtsi32_si128(k.mul_hi ? s - 32 : 0);
   k.za = _mm256_set1_epi32(r.za), k.zb = _mm256_set1_epi32(r.zb), k.zo = _mm256_set1_epi32(r.zo);
-  const __m256i lo = _mm256_set1_epi8(static_cast<char>(r.lo)),
-                hi = _mm256_set1_epi8(static_cast<char>(r.hi));
-  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-  int64_t i = 0;
-  for (; i + 32 <= r.n; i += 32) {
-    __m256i y[4];
-    for (int q = 0; q < 4; ++q)
-      y[q] = _mm256_add_epi32(elt8(r, k, r.a + (i + 8 * q) * r.a_step, r.b + (i + 8 * q) * r.b_step), k.zo);
-    const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(y[0], y[1]),
-                                         _mm256_packs_epi32(y[2], y[3]));
-    const __m256i v = _mm256_permutevar8x32_epi32(p, order);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(r.out + i),
-                        _mm256_min_epi8(_mm256_max_epi8(v, lo), hi));
-  }
-  return i;
+  k.fmul = r.kind == isa::EltwiseKind::kMul && r.float_mul, k.three = r.flo == 0;
+  k.fhi = _mm256_set1_ps(r.fhi), k.flo = _mm256_set1_ps(r.flo);
+  if (!k.fmul) return eltwise_steps(r, k);
+  const unsigned csr = _mm_getcsr();
+  _mm_setcsr((csr & ~0x6000u) | 0x2000u);  // rounding toward -infinity
+  const int64_t done = eltwise_steps(r, k);
+  _mm_setcsr(csr);
+  return done;
 }
 
 int64_t lut_row_avx2(const int8_t* in, int8_t* out, int64_t n, const int8_t* table) {

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// float_requant (kernels.h, FloatRequant) of 8 int32 lanes, for the x86
+// files compiled with AVX2 and FMA (included by each, so each keeps its own
+// copy: see dw4_x86.h). The float operations round as MXCSR says: the
+// caller sets rounding toward -infinity around the code that calls these.
+// The includer provides the intrinsics (<immintrin.h>).
+#ifndef OPENBPU_BPU_SIM_KERNELS_X86_FLOAT_RQ_AVX2_H_
+#define OPENBPU_BPU_SIM_KERNELS_X86_FLOAT_RQ_AVX2_H_
+
+namespace openbpu::sim::kern {
+namespace {
+
+// int(fma(float(acc), hi, float(acc) * lo) + 1/2).
+inline __m256i rq_float(__m256i acc, __m256 hi, __m256 lo) {
+  const __m256 x = _mm256_cvtepi32_ps(acc);
+  const __m256 z = _mm256_fmadd_ps(x, hi, _mm256_mul_ps(x, lo));
+  return _mm256_cvtps_epi32(_mm256_add_ps(z, _mm256_set1_ps(0.5f)));
+}
+// The 3-operation form (every lo == 0): int(fma(float(acc), hi, 1/2)).
+inline __m256i rq_float3(__m256i acc, __m256 hi) {
+  return _mm256_cvtps_epi32(_mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), hi, _mm256_set1_ps(0.5f)));
+}
+
+}  // namespace
+}  // namespace openbpu::sim::kern
+
+#endif  // OPENBPU_BPU_SIM_KERNELS_X86_FLOAT_RQ_AVX2_H_
