@@ -304,7 +304,8 @@ bool eltwise_periodic(const isa::Eltwise& e, const Memory& mem, const OpsIsa& op
   if (rep.size() < static_cast<size_t>(co.per)) rep.resize(static_cast<size_t>(co.per));
   for (int64_t n = 0; n < e.out.dims[0]; ++n) {
     const int8_t* pc = reinterpret_cast<const int8_t*>(mem.ptr(*co.pv)) + n * co.pv->strides[0];
-    for (int64_t i = 0; i < co.per; ++i) rep[static_cast<size_t>(i)] = pc[i % co.C];
+    for (int64_t i = 0; i < co.per; i += co.C)  // (per is a multiple of C)
+      std::memcpy(rep.data() + i, pc, static_cast<size_t>(co.C));
     const int8_t* full = reinterpret_cast<const int8_t*>(mem.ptr(*co.fv)) + n * co.fv->strides[0];
     int8_t* out = reinterpret_cast<int8_t*>(mem.ptr(e.out)) + n * e.out.strides[0];
     for (int64_t off = 0; off < co.map; off += co.per) {
@@ -341,7 +342,8 @@ bool eltwise_channel_mul_zp(const isa::Eltwise& e, const Memory& mem, int s, int
   const int64_t half = s > 0 ? int64_t{1} << (s - 1) : 0;
   for (int64_t n = 0; n < e.out.dims[0]; ++n) {
     const int8_t* pc = reinterpret_cast<const int8_t*>(mem.ptr(*co.pv)) + n * co.pv->strides[0];
-    for (int64_t i = 0; i < co.per; ++i) k[i] = (pc[i % co.C] - zp) * int64_t{e.multiplier_a};
+    for (int64_t c = 0; c < co.C; ++c) k[c] = (pc[c] - zp) * int64_t{e.multiplier_a};
+    for (int64_t i = co.C; i < co.per; ++i) k[i] = k[i - co.C];
     const int8_t* x = reinterpret_cast<const int8_t*>(mem.ptr(*co.fv)) + n * co.fv->strides[0];
     int8_t* y = reinterpret_cast<int8_t*>(mem.ptr(e.out)) + n * e.out.strides[0];
     for (int64_t off = 0; off < co.map; off += co.per) {
