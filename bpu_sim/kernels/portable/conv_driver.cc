@@ -894,23 +894,34 @@ void dw4_pad_pixels(int8_t* dst, int64_t n, int cp, int64_t C, int8_t pad) {
 // the pad value outside the image, zero in channels [C, cp)); a row outside
 // the image is all pad. (Whether the row holds a negative value is found by
 // ConvIsa::dw4_convert, which reads every byte of it anyway.)
-void dw4_fill_row(const isa::Conv& c, const Geometry& g, int cp, const int8_t* src,
-                  const uint8_t* src_end, int64_t n, int64_t y, int64_t xa, int64_t xb, int8_t* dst) {
-  const int64_t iy = y - g.pt;
-  const int8_t pad = static_cast<int8_t>(c.pad_value);
-  if (iy < 0 || iy >= g.ih) {
-    dw4_pad_pixels(dst + xa * cp, xb - xa, cp, g.cin, pad);
-    return;
+// count dense pixels of C channels (s, pixel stride C) into slots of cp
+// (a multiple of 16) bytes, channels [C, cp) zero: 16-byte moves, reading
+// up to 15 bytes past the last pixel (the caller checked the region) and
+// writing up to 15 zero bytes past the last slot (a buffer's slack, or
+// pixels the caller writes afterwards); each slot's excess is zeroed
+// before the next pixel's moves.
+void dw4_dense_pixels(const int8_t* s, int64_t count, int64_t C, int cp, int8_t* o) {
+  const int64_t k16 = (C + 15) / 16, tail = cp - C;
+  for (int64_t x = 0; x < count; ++x, s += C, o += cp) {
+    for (int64_t k = 0; k < k16; ++k) std::memcpy(o + 16 * k, s + 16 * k, 16);
+    for (int64_t k = 0; k < tail; k += 16) std::memset(o + C + k, 0, 16);
   }
+}
+
+// The image pixels [x0, x1) of input row `row` (x - pl its column) into
+// slots of cp bytes at dst + x * cp, channels [C, cp) zero; may write up to
+// 15 bytes past slot x1 - 1 (dw4_dense_pixels).
+void dw4_image_pixels(const isa::Conv& c, const Geometry& g, int cp, const int8_t* row,
+                      const uint8_t* src_end, int64_t x0, int64_t x1, int8_t* dst) {
   const int64_t* st = c.in.strides;
-  const int64_t x0 = std::min<int64_t>(xb, std::max<int64_t>(xa, g.pl));  // first in-image x
-  const int64_t x1 = std::max<int64_t>(x0, std::min<int64_t>(xb, g.pl + g.iw));
-  dw4_pad_pixels(dst + xa * cp, x0 - xa, cp, g.cin, pad);
-  dw4_pad_pixels(dst + x1 * cp, xb - x1, cp, g.cin, pad);
-  const int8_t* row = src + n * st[0] + iy * st[1];
   const int64_t C = g.cin;
   if (cp == C && st[2] == C && st[3] == 1) {  // dense pixels: one copy
     std::memcpy(dst + x0 * cp, row + (x0 - g.pl) * C, static_cast<size_t>((x1 - x0) * C));
+    return;
+  }
+  if (st[2] == C && st[3] == 1 && cp % 16 == 0 && x1 > x0 &&
+      reinterpret_cast<const uint8_t*>(row + (x1 - g.pl) * C) + 16 <= src_end) {
+    dw4_dense_pixels(row + (x0 - g.pl) * C, x1 - x0, C, cp, dst + x0 * cp);
     return;
   }
   const int64_t words = (C + 7) / 8;
@@ -950,6 +961,21 @@ void dw4_fill_row(const isa::Conv& c, const Geometry& g, int cp, const int8_t* s
     }
     fill_bytes(o + C, 0, static_cast<size_t>(cp - C));
   }
+}
+
+void dw4_fill_row(const isa::Conv& c, const Geometry& g, int cp, const int8_t* src,
+                  const uint8_t* src_end, int64_t n, int64_t y, int64_t xa, int64_t xb, int8_t* dst) {
+  const int64_t iy = y - g.pt;
+  const int8_t pad = static_cast<int8_t>(c.pad_value);
+  if (iy < 0 || iy >= g.ih) {
+    dw4_pad_pixels(dst + xa * cp, xb - xa, cp, g.cin, pad);
+    return;
+  }
+  const int64_t x0 = std::min<int64_t>(xb, std::max<int64_t>(xa, g.pl));  // first in-image x
+  const int64_t x1 = std::max<int64_t>(x0, std::min<int64_t>(xb, g.pl + g.iw));
+  dw4_image_pixels(c, g, cp, src + n * c.in.strides[0] + iy * c.in.strides[1], src_end, x0, x1, dst);
+  dw4_pad_pixels(dst + xa * cp, x0 - xa, cp, g.cin, pad);  // (after: the copy may write past x1)
+  dw4_pad_pixels(dst + x1 * cp, xb - x1, cp, g.cin, pad);
 }
 
 // Converts padded row y (image n) into column groups gr; returns whether a
