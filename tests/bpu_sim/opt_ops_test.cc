@@ -161,6 +161,32 @@ TEST(OptOps, Pool) {
   });
 }
 
+// int8 average pooling over more than 256 taps per output (the AVX2 row
+// adds 32 channels in int16 and widens every 256 taps) on values mostly at
+// one end of int8, so that a late widening would overflow: global and
+// large kernels, channels around 32.
+TEST(OptOps, AvgPoolInt8ManyTaps) {
+  check("avg pool int8 many taps", 23, [](Rng& r, isa::Instruction* ins, Arena* a) {
+    isa::Pool p;
+    p.kind = isa::PoolKind::kAvg;
+    const std::vector<int> d = {1, r.uniform(12, 24), r.uniform(22, 40),
+                                r.pick<int>({32, 33, 40, 64, 100})};
+    p.kernel_h = d[1] - r.uniform(0, 2), p.kernel_w = d[2] - r.uniform(0, 2);
+    p.stride_h = p.stride_w = 1, p.dilation_h = p.dilation_w = 1;
+    p.count_include_pad = true;
+    p.in = place(r, &a->input, isa::Region::kInput, DType::kInt8, d, false);
+    const int8_t v = r.chance(0.5) ? -128 : 127;
+    for (uint8_t& b : a->input) b = static_cast<uint8_t>(r.chance(0.95) ? v : r.uniform(-128, 127));
+    const int oh = d[1] - p.kernel_h + 1, ow = d[2] - p.kernel_w + 1;
+    p.out = place(r, &a->output, isa::Region::kOutput, DType::kInt8, {1, oh, ow, d[3]}, false);
+    requant_params(r, &p.multiplier, &p.shift, 40);
+    acts(r, DType::kInt8, &p.act_min, &p.act_max);
+    ins->opcode = isa::Opcode::kPool;
+    ins->body = p;
+    return true;
+  });
+}
+
 // int8 max pooling as the converter emits it (identity multiplier, no zero
 // points, channel stride 1): the runs of output pixels whose taps lie inside
 // the image in one ISA row call, the border pixels, channel tails, wide maps.

@@ -161,9 +161,36 @@ int64_t max_row_avx2(const int8_t* const* rows, int taps, int64_t n, int64_t lo,
   return n32;
 }
 
+// Adds the int16 sums s of 16 channels into the int32 sums a[0..1].
+inline void widen_add(__m256i s, __m256i* a) {
+  a[0] = _mm256_add_epi32(a[0], _mm256_cvtepi16_epi32(_mm256_castsi256_si128(s)));
+  a[1] = _mm256_add_epi32(a[1], _mm256_cvtepi16_epi32(_mm256_extracti128_si256(s, 1)));
+}
+
 int64_t sum_row_avx2(const int8_t* const* rows, int nrows, int64_t ntaps, int64_t step,
                      int64_t n, int32_t* acc) {
   int64_t c = 0;
+  // 32 channels: int16 sums of up to 256 taps (within [-32768, 32512]),
+  // then added into int32.
+  for (; c + 32 <= n; c += 32) {
+    __m256i a[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                    _mm256_setzero_si256()};
+    __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+    int count = 0;
+    for (int r = 0; r < nrows; ++r) {
+      const int8_t* p = rows[r] + c;
+      for (int64_t t = 0; t < ntaps; ++t, p += step) {
+        s0 = _mm256_add_epi16(s0, _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+        s1 = _mm256_add_epi16(s1, _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16))));
+        if (++count == 256) {
+          widen_add(s0, a), widen_add(s1, a + 2);
+          s0 = s1 = _mm256_setzero_si256(), count = 0;
+        }
+      }
+    }
+    widen_add(s0, a), widen_add(s1, a + 2);
+    for (int q = 0; q < 4; ++q) _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c + 8 * q), a[q]);
+  }
   for (; c + 8 <= n; c += 8) {
     __m256i v = _mm256_setzero_si256();
     for (int r = 0; r < nrows; ++r) {

@@ -182,7 +182,10 @@ int64_t max_row_avx512(const int8_t* const* rows, int taps, int64_t n, int64_t l
 // add, the last 1-15 masked.
 int64_t sum_row_avx512(const int8_t* const* rows, int nrows, int64_t ntaps, int64_t step,
                        int64_t n, int32_t* acc) {
-  for (int64_t c = 0; c < n; c += 16) {
+  // Whole groups of 32 channels by the AVX2 row's int16 sums (Zen 4: about
+  // twice as fast as 16 channels widened to int32 per zmm), the rest here.
+  const int64_t done = n >= 32 ? avx2_ops().sum_s8(rows, nrows, ntaps, step, n / 32 * 32, acc) : 0;
+  for (int64_t c = done; c < n; c += 16) {
     const int64_t k = n - c < 16 ? n - c : 16;
     const __mmask64 m = ~uint64_t{0} >> (64 - k);
     __m512i v = _mm512_setzero_si512();
