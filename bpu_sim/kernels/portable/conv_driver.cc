@@ -1282,6 +1282,17 @@ void GemmRun::copy_pixels(const int8_t* s, int64_t count, int64_t n_in, uint8_t*
     for (int64_t i = 0; i < n; ++i) o16[i] = s[i];
     return;
   }
+  if (es == 1 && s3 == 1 && s2 == n_in && cs == n_in) {  // dense pixels: one run
+    const uint8_t flip = zero_byte;
+    const int64_t n = count * n_in;
+    const uint8_t* su = reinterpret_cast<const uint8_t*>(s);
+    if (flip == 0) {
+      copy_bytes(o, s, static_cast<size_t>(n));
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<uint8_t>(su[i] ^ flip);
+    }
+    return;
+  }
   if (es == 1 && s3 == 1 && s2 > 0 && cs <= 8) {
     // Few channels (image inputs): 8 elements written per pixel, the next
     // pixels overwriting the excess: the last ceil(8 / cs) - 1 pixels, and
