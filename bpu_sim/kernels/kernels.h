@@ -191,10 +191,10 @@ struct DwRowArgs {
   int kh, kw, stride;         // stride: columns between two output pixels' first taps
   int npix, c, cp;
   bool nonneg;  // no negative value in the rows read
-  const int8_t* zero_row;  // the rows[] entry of kernel rows outside the image
-  // Only the kernel rows [kh_lo, kh_hi) read the image; each other row's
-  // values are all pad (the convolution's pad value): it adds pad * the
-  // row's weight sum, folded into the initial accumulators.
+  // Only the kernel rows [kh_lo, kh_hi) read the image (rows[] of the others
+  // is nullptr, never read); each other row's values are all pad (the
+  // convolution's pad value): it adds pad * the row's weight sum, folded
+  // into the initial accumulators.
   int kh_lo = 0, kh_hi = 0;
   int32_t pad = 0;
   const void* pack;

@@ -202,15 +202,6 @@ HelperPool& pool_for_this_thread() {
 // Per-thread scratch.
 struct Workspace {
   AlignedBuf dense, zero, acc, col, ring;
-  AlignedBuf zeros;       // all zero bytes, zeros_n of them
-  size_t zeros_n = 0;
-  const uint8_t* zeroed(size_t n) {  // n zero bytes (cleared only when it grows)
-    if (n > zeros_n) {
-      std::memset(zeros.get(n), 0, n);
-      zeros_n = n;
-    }
-    return zeros.data();
-  }
   AlignedBuf rows, px, outp;  // pointer arrays (grow<T>), written before read
 };
 Workspace& workspace() {
@@ -227,7 +218,7 @@ T* grow(AlignedBuf& b, size_t n) {
 // The largest per-task scratch of a parallel loop; every participating
 // thread sizes its workspace to it first.
 struct Needs {
-  size_t rows = 0, px = 0, outp = 0, acc_bytes = 0, col_bytes = 0, ring_bytes = 0, zero_bytes = 0;
+  size_t rows = 0, px = 0, outp = 0, acc_bytes = 0, col_bytes = 0, ring_bytes = 0;
 };
 void size_workspace(const void* n) {
   const Needs& need = *static_cast<const Needs*>(n);
@@ -238,7 +229,6 @@ void size_workspace(const void* n) {
   w.acc.get(need.acc_bytes);
   w.col.get(need.col_bytes);
   w.ring.get(need.ring_bytes);
-  w.zeroed(need.zero_bytes);
 }
 
 template <class F>
@@ -890,10 +880,6 @@ void dw4_pad_pixels(int8_t* dst, int64_t n, int cp, int64_t C, int8_t pad) {
   }
 }
 
-// Copies columns [xa, xb) of padded row y (image n) into dst ([cols][cp],
-// the pad value outside the image, zero in channels [C, cp)); a row outside
-// the image is all pad. (Whether the row holds a negative value is found by
-// ConvIsa::dw4_convert, which reads every byte of it anyway.)
 // count dense pixels of C channels (s, pixel stride C) into slots of cp
 // (a multiple of 16) bytes, channels [C, cp) zero: 16-byte moves, reading
 // up to 15 bytes past the last pixel (the caller checked the region) and
@@ -963,14 +949,15 @@ void dw4_image_pixels(const isa::Conv& c, const Geometry& g, int cp, const int8_
   }
 }
 
+// Copies columns [xa, xb) of padded row y (image n, inside the image: rows
+// outside are never converted) into dst ([cols][cp], the pad value outside
+// the image's columns, zero in channels [C, cp)). (Whether the row holds a
+// negative value is found by ConvIsa::dw4_convert, which reads every byte
+// of it anyway.)
 void dw4_fill_row(const isa::Conv& c, const Geometry& g, int cp, const int8_t* src,
                   const uint8_t* src_end, int64_t n, int64_t y, int64_t xa, int64_t xb, int8_t* dst) {
   const int64_t iy = y - g.pt;
   const int8_t pad = static_cast<int8_t>(c.pad_value);
-  if (iy < 0 || iy >= g.ih) {
-    dw4_pad_pixels(dst + xa * cp, xb - xa, cp, g.cin, pad);
-    return;
-  }
   const int64_t x0 = std::min<int64_t>(xb, std::max<int64_t>(xa, g.pl));  // first in-image x
   const int64_t x1 = std::max<int64_t>(x0, std::min<int64_t>(xb, g.pl + g.iw));
   dw4_image_pixels(c, g, cp, src + n * c.in.strides[0] + iy * c.in.strides[1], src_end, x0, x1, dst);
@@ -978,11 +965,11 @@ void dw4_fill_row(const isa::Conv& c, const Geometry& g, int cp, const int8_t* s
   dw4_pad_pixels(dst + x1 * cp, xb - x1, cp, g.cin, pad);
 }
 
-// Converts padded row y (image n) into column groups gr; returns whether a
-// byte read is negative (ConvIsa::dw4_convert). Rows of dense pixels
-// (cp == C) convert their groups that read image columns only straight from
-// the input, from a multiple of the ISA's group alignment on; the groups at
-// either end go through plain (filled at those columns only).
+// Converts padded row y (image n; inside the image) into column groups gr;
+// returns whether a byte read is negative (ConvIsa::dw4_convert). Rows of
+// dense pixels (cp == C) convert their groups that read image columns only
+// straight from the input, from a multiple of the ISA's group alignment on;
+// the groups at either end go through plain (filled at those columns only).
 bool dw4_convert_row(const ConvIsa& isa, const isa::Conv& c, const Geometry& g,
                      const Dw4Geometry& d, int cp, const int8_t* src, const uint8_t* src_end,
                      int64_t n, int64_t y, int8_t* plain, int8_t* gr) {
@@ -993,7 +980,7 @@ bool dw4_convert_row(const ConvIsa& isa, const isa::Conv& c, const Geometry& g,
   const int64_t ga = round_up((g.pl + gs - 1) / gs, al);
   const int64_t last = g.pl + g.iw - 4;  // the last group's first column: <= last
   const int64_t gb = last < 0 ? 0 : std::min<int64_t>(d.ngc, last / gs + 1) / al * al;
-  if (iy < 0 || iy >= g.ih || cp != C || st[2] != C || st[3] != 1 || gb <= ga) {
+  if (cp != C || st[2] != C || st[3] != 1 || gb <= ga) {
     dw4_fill_row(c, g, cp, src, src_end, n, y, 0, d.cols, plain);
     return isa.dw4_convert(plain, d.ngc, C, gs, gr);
   }
@@ -1042,7 +1029,7 @@ struct Dw4Run {
         int8_t* gr = ring + slot * d.group_bytes;
         const int64_t iy = y - g.pt;
         if (iy < 0 || iy >= g.ih) {  // outside the image: the kernel adds pad * its weights
-          rp[kh] = reinterpret_cast<const int8_t*>(tw.zeroed(needs.zero_bytes));
+          rp[kh] = nullptr;
           continue;
         }
         if (tag[slot] != n * d.hp + y) {
@@ -1060,7 +1047,6 @@ struct Dw4Run {
       a.c = static_cast<int>(g.cout);
       a.cp = p.dw4_cp;
       a.nonneg = nonneg;
-      a.zero_row = reinterpret_cast<const int8_t*>(tw.zeroed(needs.zero_bytes));
       a.kh_lo = std::min(kh_lo, kh_hi), a.kh_hi = kh_hi, a.pad = c.pad_value;
       a.pack = p.w.data();
       a.out = fused ? reinterpret_cast<int8_t*>(out.at(n, oy, 0, 0)) : nullptr;
@@ -1117,7 +1103,6 @@ void conv_dw4(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const C
              static_cast<int>(round_up(cp, 16)),
              Needs{}};
   run.needs.px = static_cast<size_t>(g.kh);
-  run.needs.zero_bytes = static_cast<size_t>(d.group_bytes);
   run.needs.acc_bytes = fused ? 0 : static_cast<size_t>(g.ow) * run.acc_stride * 4 + 64;
   // Ring rows, the padded row, then the rows' tags and sign flags.
   run.needs.ring_bytes = static_cast<size_t>(d.span * d.group_bytes + d.cols * cp + 64 + 9 * d.span + 64);

@@ -226,14 +226,8 @@ struct X {  // 16 channels
   using V = __m128i;
   using F = __m128;
   static F loadf(const void* p) { return _mm_loadu_ps(static_cast<const float*>(p)); }
-  static V requant_f(V acc, F hi, F lo) {
-    const F a = _mm_cvtepi32_ps(acc);
-    const F z = _mm_fmadd_ps(a, hi, _mm_mul_ps(a, lo));
-    return _mm_cvtps_epi32(_mm_add_ps(z, _mm_set1_ps(0.5f)));
-  }
-  static V requant_f3(V acc, F hi) {
-    return _mm_cvtps_epi32(_mm_fmadd_ps(_mm_cvtepi32_ps(acc), hi, _mm_set1_ps(0.5f)));
-  }
+  static V requant_f(V acc, F hi, F lo) { return rq_float(acc, hi, lo); }
+  static V requant_f3(V acc, F hi) { return rq_float3(acc, hi); }
   static V load(const void* p) { return _mm_loadu_si128(static_cast<const V*>(p)); }
   static void store(void* p, V v) { _mm_storeu_si128(static_cast<V*>(p), v); }
   static V zero() { return _mm_setzero_si128(); }
@@ -695,7 +689,7 @@ void block_row(const DwRowArgs& a, const uint8_t* wp, int c0, int width) {
   const int8_t* row_ptrs[KH > 0 ? KH : 1];
   const int8_t* const* rows = a.rows + a.kh_lo;
   if (KH > 0) {
-    for (int kh = 0; kh < KH; ++kh) row_ptrs[kh] = kh < kn ? rows[kh] : a.zero_row;
+    for (int kh = 0; kh < KH; ++kh) row_ptrs[kh] = kh < kn ? rows[kh] : nullptr;
     rows = row_ptrs;
   }
   auto mac = [&](V acc, V x, const uint8_t* w) {
