@@ -1431,32 +1431,36 @@ void GemmRun::make_rows(int grp, int64_t px0, int64_t count, const uint8_t* band
     const int64_t step =
         (band == Band::kInPlace ? ist[2] : pix_bytes) * g.sw;
     const int64_t ostep = c.out.strides[2] * out.esize;
-    int m = 0;
-    const void** tile = rows;
+    // One tap: pixel i's row is rows[i] (tile i / mr, row i % mr).
     int64_t i = 0;
     while (i < count) {
       const int64_t run = std::min(count - i, g.ow - pow_);  // pixels left in this output row
+      const int64_t real = std::clamp<int64_t>(pixels - (px0 + i), 0, run);  // the others pad the last tile
       const int64_t ih = poh * g.sh - g.pt, iw0 = pow_ * g.sw - g.pl;
-      const bool row_in = ih >= 0 && ih < g.ih && px0 + i < pixels;
+      const bool row_in = ih >= 0 && ih < g.ih;
       const uint8_t* rp =
           band == Band::kInPlace
               ? reinterpret_cast<const uint8_t*>(src + pn * ist[0] + ih * ist[1] +
                                                  static_cast<int64_t>(grp) * p.cin_g) + iw0 * ist[2]
               : bandp + ((pn * g.ih + ih - lo) * g.iw + iw0) * pix_bytes;
-      int8_t* op = fused && px0 + i < pixels ? reinterpret_cast<int8_t*>(out.at(pn, poh, pow_, 0))
-                                             : nullptr;
-      // op stays null when not fused (no offset on a null pointer: UB).
-      for (int64_t k = 0; k < run; ++k, ++i, rp += step, op = op == nullptr ? op : op + ostep) {
-        if (px0 + i >= pixels) {  // padding rows of the last tile repeat its first pixel
-          tile[m] = tile[0];
-          if (fused) outp[i] = outp[i - m];
-        } else {
+      if (row_in && iw0 >= 0 && iw0 + (real - 1) * g.sw < g.iw) {  // the whole run in the image
+        for (int64_t k = 0; k < real; ++k) rows[i + k] = rp + k * step;
+      } else {
+        for (int64_t k = 0; k < real; ++k) {
           const int64_t iw = iw0 + k * g.sw;
-          tile[m] = row_in && iw >= 0 && iw < g.iw ? rp : zero;
-          if (fused) outp[i] = op;
+          rows[i + k] = row_in && iw >= 0 && iw < g.iw ? rp + k * step : zero;
         }
-        if (++m == mr) m = 0, tile += mr;
       }
+      if (fused && real > 0) {
+        int8_t* op = reinterpret_cast<int8_t*>(out.at(pn, poh, pow_, 0));
+        for (int64_t k = 0; k < real; ++k) outp[i + k] = op + k * ostep;
+      }
+      for (int64_t k = real; k < run; ++k) {  // padding rows of the last tile repeat its first pixel
+        const int64_t m = (i + k) % mr;
+        rows[i + k] = rows[i + k - m];
+        if (fused) outp[i + k] = outp[i + k - m];
+      }
+      i += run;
       pow_ += run;
       if (pow_ == g.ow) {
         pow_ = 0;
