@@ -333,9 +333,13 @@ const ConvIsa& neondot_isa();
 
 // Copy / fill of a few bytes without a library call (per-pixel loops over
 // small channel counts): overlapping fixed-size moves; copy_small needs
-// n <= 32. static: each instruction-set file gets its own copy (no code is
-// shared across ISA flags).
-static inline void copy_small(void* dst, const void* src, size_t n) {
+// n <= 32. Always inlined: no code is shared across ISA flags, and a call
+// from AVX code to a copy that uses only xmm registers left the upper
+// register state dirty on return (GCC emits no vzeroupper around it): every
+// legacy-SSE instruction of the portable caller then paid the transition
+// penalty on Intel CPUs (docs/kernels.md, "Intel Xeon").
+#define OPENBPU_INLINE inline __attribute__((always_inline))
+static OPENBPU_INLINE void copy_small(void* dst, const void* src, size_t n) {
   uint8_t* d = static_cast<uint8_t*>(dst);
   const uint8_t* s = static_cast<const uint8_t*>(src);
   if (n >= 16) {
@@ -354,13 +358,13 @@ static inline void copy_small(void* dst, const void* src, size_t n) {
     *d = *s;
   }
 }
-static inline void copy_bytes(void* dst, const void* src, size_t n) {
+static OPENBPU_INLINE void copy_bytes(void* dst, const void* src, size_t n) {
   if (n > 32)
     std::memcpy(dst, src, n);
   else
     copy_small(dst, src, n);
 }
-static inline void fill_bytes(void* dst, uint8_t v, size_t n) {
+static OPENBPU_INLINE void fill_bytes(void* dst, uint8_t v, size_t n) {
   uint8_t* d = static_cast<uint8_t*>(dst);
   if (n > 32) {
     std::memset(d, v, n);

@@ -319,12 +319,10 @@ struct StoreQ {
       if (m1 != m)
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[m1] + co),
                             _mm512_extracti64x4_epi64(b, 1));
-    } else {
-      alignas(64) int8_t t[64];
-      _mm512_store_si512(t, b);
-      const size_t k = static_cast<size_t>(n) & (kNr - 1);  // a partial block: 0 < n < 32
-      copy_small(out[m] + co, t, k);
-      if (m1 != m) copy_small(out[m1] + co, t + 32, k);
+    } else {  // a partial block, 0 < n < 32: masked stores (no call, no stack copy)
+      const unsigned k = static_cast<unsigned>(n) & (kNr - 1);
+      store_first_bytes(out[m] + co, _mm512_castsi512_si256(b), k);
+      if (m1 != m) store_first_bytes(out[m1] + co, _mm512_extracti64x4_epi64(b, 1), k);
     }
   }
 };
@@ -504,10 +502,12 @@ inline void gemm_tile16(const GemmArgs& a, std::integer_sequence<int, M...>) {
         _mm_storeu_si128(o1, _mm512_extracti32x4_epi32(b, 1));
         _mm_storeu_si128(o2, _mm512_extracti32x4_epi32(b, 2));
         _mm_storeu_si128(o3, _mm512_extracti32x4_epi32(b, 3));
-      } else {
-        alignas(64) int8_t t[64];
-        _mm512_store_si512(t, b);
-        for (int j = 0; j < 4; ++j) copy_small(out[m + j] + co, t + 16 * j, n);
+      } else {  // 0 < n < 16: masked stores
+        const unsigned k = static_cast<unsigned>(n);
+        store_first_bytes(out[m] + co, _mm512_castsi512_si128(b), k);
+        store_first_bytes(out[m + 1] + co, _mm512_extracti32x4_epi32(b, 1), k);
+        store_first_bytes(out[m + 2] + co, _mm512_extracti32x4_epi32(b, 2), k);
+        store_first_bytes(out[m + 3] + co, _mm512_extracti32x4_epi32(b, 3), k);
       }
     };
     (quad(M), ...);
