@@ -14,6 +14,9 @@ struct CpuFeatures {
   bool avx2 = false;        // AVX2 + FMA + OS support for ymm state
   bool avx512vnni = false;  // AVX-512 F/BW/VL + VNNI + OS support for zmm state
   bool avx512vbmi = false;  // the above and AVX-512 VBMI (byte permutes)
+  // avx512vnni and AMX tiles with int8 products, the OS saving tile state
+  // (XCR0) and (Linux) this process permitted to use it (arch_prctl).
+  bool amx = false;
   bool neon = false;
   bool neon_dot = false;  // ARMv8.2 SDOT/UDOT
 };

@@ -105,6 +105,41 @@ __attribute__((target("avx2"))) double avx2_u8_macs(int rep) {
   return 6.0 * 32.0 * static_cast<double>(n);
 }
 
+// AMX tdpbusd on four independent 16 x 16 int32 C tiles (16384 MACs each),
+// the amx table's GEMM step: two A and two B tiles, no loads in the loop.
+struct alignas(64) AmxPeakConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+__attribute__((target("amx-tile,amx-int8"))) double amx_macs(int rep) {
+  AmxPeakConfig c;
+  for (int t = 0; t < 8; ++t) c.rows[t] = 16, c.colsb[t] = 64;
+  _tile_loadconfig(&c);
+  alignas(64) static uint8_t x[16 * 64];
+  alignas(64) static int32_t sink[16 * 16];
+  std::memset(x, rep + 1, sizeof x);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_loadd(4, x, 64);
+  _tile_loadd(5, x, 64);
+  _tile_loadd(6, x, 64);
+  _tile_loadd(7, x, 64);
+  const int64_t n = 500000;
+  for (int64_t i = 0; i < n; ++i) {
+    _tile_dpbusd(0, 4, 6);
+    _tile_dpbusd(1, 4, 7);
+    _tile_dpbusd(2, 5, 6);
+    _tile_dpbusd(3, 5, 7);
+  }
+  _tile_stored(0, sink, 64);
+  _tile_release();
+  benchmark::DoNotOptimize(sink);
+  return 4.0 * 16384.0 * static_cast<double>(n);
+}
+
 // vpdpbusd zmm on 16 accumulators (64 MACs each): the AVX-512 VNNI GEMM.
 // Its latency (5-6 cycles) at two per cycle (Intel server cores) needs at
 // least 12 independent chains: 8 measured two thirds of the peak.
@@ -265,6 +300,11 @@ TablePeak measure_peak(const std::string& name) {
   TablePeak p;
 #if defined(__x86_64__)
   const sim::CpuFeatures& f = sim::cpu_features();
+  if (name == "amx" && f.amx) {
+    p.macs_per_cycle = best_rate(amx_macs) / hz;
+    p.what = "AMX tdpbusd, 4 C tiles";
+    return p;
+  }
   if (name == "avx512vnni" && f.avx512vnni) {
     p.macs_per_cycle = best_rate(vnni_macs) / hz;
     p.what = "AVX-512 vpdpbusd";

@@ -325,6 +325,7 @@ const ConvIsa& portable_isa();
 #if defined(__x86_64__)
 const ConvIsa& avx2_isa();
 const ConvIsa& avx512vnni_isa();
+const ConvIsa& amx_isa();  // avx512vnni with AMX tiles for the GEMM (CpuFeatures::amx)
 #endif
 #if defined(__aarch64__)
 const ConvIsa& neon_isa();

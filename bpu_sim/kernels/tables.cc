@@ -47,6 +47,7 @@ void lut_avx512(const isa::Lut& l, const Memory& m) { lut(l, m, &avx512_rows());
 void pool_avx512(const isa::Pool& p, const Memory& m) { pool(p, m, &avx512_rows()); }
 const KernelTable kAvx512Vnni =
     OPENBPU_TABLE("avx512vnni", avx512vnni_isa, pool_avx512, eltwise_avx512, lut_avx512);
+const KernelTable kAmx = OPENBPU_TABLE("amx", amx_isa, pool_avx512, eltwise_avx512, lut_avx512);
 #endif
 #if defined(__aarch64__)
 const KernelTable kNeon = OPENBPU_TABLE("neon", neon_isa, pool_portable, eltwise_portable, lut_portable);
@@ -65,6 +66,7 @@ size_t kernel_tables(TableEntry* out, size_t max) {
     ++n;
   };
 #if defined(__x86_64__)
+  add(&kAmx, f.amx);
   add(&kAvx512Vnni, f.avx512vnni);
   add(&kAvx2, f.avx2);
 #endif

@@ -327,35 +327,14 @@ struct StoreQ {
   }
 };
 
-// The MR x 32 tile. The pixel index of every accumulator is a constant of a
-// fold expression (no loop over pixels): GCC then keeps all 2 * MR
-// accumulators in registers; with loops over an accumulator array it
-// zeroed, spilled and reloaded them through the stack around the K loop
-// (about 45 cycles of a 8 x 32 tile of K = 24, whose multiply-adds take 48).
+// The end of an MR x 32 tile (acc0 / acc1: channels 0-15 / 16-31 of each
+// pixel, the bias included when kFused): requantized into a.out, or stored
+// to a.acc.
 template <bool kFused, int... M>
-inline void gemm_tile(const GemmArgs& a, std::integer_sequence<int, M...>) {
+__attribute__((always_inline)) inline void finish_tile(const GemmArgs& a, __m512i (&acc0)[sizeof...(M)],
+                                                       __m512i (&acc1)[sizeof...(M)],
+                                                       std::integer_sequence<int, M...>) {
   constexpr int MR = sizeof...(M);
-  const __m512i b0 = kFused ? ld16(a.rq->bias + a.co0) : _mm512_setzero_si512();
-  const __m512i b1 = kFused ? ld16(a.rq->bias + a.co0 + 16) : _mm512_setzero_si512();
-  __m512i acc0[MR] = {(static_cast<void>(M), b0)...};
-  __m512i acc1[MR] = {(static_cast<void>(M), b1)...};
-  const __m512i* w = static_cast<const __m512i*>(a.w);
-  const int k4n = a.cin_pad / 4, taps = a.taps;
-  const void* const* rows = a.rows;
-  for (int t = 0; t < taps; ++t, rows += MR) {
-    const uint8_t* r[MR] = {static_cast<const uint8_t*>(rows[M])...};
-    for (int k = 0; k < k4n; ++k, w += 2) {
-      const __m512i w0 = _mm512_load_si512(w), w1 = _mm512_load_si512(w + 1);
-      auto mac = [&](int m) {
-        int32_t x;
-        std::memcpy(&x, r[m] + 4 * k, 4);
-        const __m512i b = _mm512_set1_epi32(x);
-        acc0[m] = _mm512_dpbusd_epi32(acc0[m], b, w0);
-        acc1[m] = _mm512_dpbusd_epi32(acc1[m], b, w1);
-      };
-      (mac(M), ...);
-    }
-  }
   if (kFused && a.rq->fused64 && !a.rq->hi32) {  // the accumulators through memory, one call per tile
     alignas(64) __m512i t[2 * MR];
     auto keep = [&](int m) { t[2 * m] = acc0[m], t[2 * m + 1] = acc1[m]; };
@@ -388,10 +367,192 @@ inline void gemm_tile(const GemmArgs& a, std::integer_sequence<int, M...>) {
   (store(M), ...);
 }
 
+// The MR x 32 tile. The pixel index of every accumulator is a constant of a
+// fold expression (no loop over pixels): GCC then keeps all 2 * MR
+// accumulators in registers; with loops over an accumulator array it
+// zeroed, spilled and reloaded them through the stack around the K loop
+// (about 45 cycles of a 8 x 32 tile of K = 24, whose multiply-adds take 48).
+template <bool kFused, int... M>
+inline void gemm_tile(const GemmArgs& a, std::integer_sequence<int, M...>) {
+  constexpr int MR = sizeof...(M);
+  const __m512i b0 = kFused ? ld16(a.rq->bias + a.co0) : _mm512_setzero_si512();
+  const __m512i b1 = kFused ? ld16(a.rq->bias + a.co0 + 16) : _mm512_setzero_si512();
+  __m512i acc0[MR] = {(static_cast<void>(M), b0)...};
+  __m512i acc1[MR] = {(static_cast<void>(M), b1)...};
+  const __m512i* w = static_cast<const __m512i*>(a.w);
+  const int k4n = a.cin_pad / 4, taps = a.taps;
+  const void* const* rows = a.rows;
+  for (int t = 0; t < taps; ++t, rows += MR) {
+    const uint8_t* r[MR] = {static_cast<const uint8_t*>(rows[M])...};
+    for (int k = 0; k < k4n; ++k, w += 2) {
+      const __m512i w0 = _mm512_load_si512(w), w1 = _mm512_load_si512(w + 1);
+      auto mac = [&](int m) {
+        int32_t x;
+        std::memcpy(&x, r[m] + 4 * k, 4);
+        const __m512i b = _mm512_set1_epi32(x);
+        acc0[m] = _mm512_dpbusd_epi32(acc0[m], b, w0);
+        acc1[m] = _mm512_dpbusd_epi32(acc1[m], b, w1);
+      };
+      (mac(M), ...);
+    }
+  }
+  finish_tile<kFused>(a, acc0, acc1, std::integer_sequence<int, M...>{});
+}
+
 template <int MR, bool kFused = false>
 void gemm_k4_vnni(const GemmArgs& a) {
   gemm_tile<kFused>(a, std::make_integer_sequence<int, MR>{});
 }
+
+#if !defined(OPENBPU_KERNELS_SIMDE)
+// AMX (the "amx" table): the same 32-channel weight blocks ([K / 4][32][4],
+// a 16-row B tile is 16 k-groups of 16 channels at a row stride of 128
+// bytes), 32-pixel tiles. Per call the 32 pixels' K bytes (taps x cin_pad,
+// x + 128 as for vpdpbusd) are gathered from the row pointers into rows of
+// a thread's buffer, kAmxSeg bytes of K at a time (zero past K), and each
+// 64-byte chunk is two A tiles (pixels 0-15, 16-31) times two B tiles
+// (channels 0-15, 16-31): tdpbusd into four 16 x 16 int32 C tiles, exact
+// int32 sums as vpdpbusd's. Each B tile load then feeds two products.
+constexpr int kAmxMr = 32, kAmxSeg = 2048;
+
+struct alignas(64) AmxConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+// Tiles 0-3: C (pixels 0-15 x channels 0-15, 0-15 x 16-31, 16-31 x 0-15,
+// 16-31 x 16-31); 4, 5: A (pixels 0-15, 16-31); 6, 7: B (channels 0-15,
+// 16-31). Every tile is 16 rows of 64 bytes. Loaded once per thread.
+inline void amx_configure() {
+  thread_local bool done = false;
+  if (done) return;
+  AmxConfig c;
+  for (int t = 0; t < 8; ++t) c.rows[t] = 16, c.colsb[t] = 64;
+  _tile_loadconfig(&c);
+  done = true;
+}
+
+// Bytes [k0, k0 + len) of each pixel's K row into dst (kAmxMr rows of
+// kAmxSeg bytes), zero up to the next multiple of 64.
+inline void amx_gather(const GemmArgs& a, int k0, int len, uint8_t* dst) {
+  const int cp = a.cin_pad, end = (len + 63) / 64 * 64;
+  for (int m = 0; m < kAmxMr; ++m) {
+    uint8_t* d = dst + m * kAmxSeg;
+    int k = 0;
+    while (k < len) {
+      const int g = k0 + k, t = g / cp, off = g % cp;
+      const int n = std::min(cp - off, len - k);
+      const uint8_t* src = static_cast<const uint8_t*>(a.rows[t * kAmxMr + m]) + off;
+      for (int i = 0; i < n; i += 64) {
+        const __mmask64 mk = n - i >= 64 ? ~__mmask64{0} : (__mmask64{1} << (n - i)) - 1;
+        _mm512_mask_storeu_epi8(d + k + i, mk, _mm512_maskz_loadu_epi8(mk, src + i));
+      }
+      k += n;
+    }
+    if (end > len) _mm512_mask_storeu_epi8(d + len, (__mmask64{1} << (end - len)) - 1, _mm512_setzero_si512());
+  }
+}
+
+// Four products of one 64-byte chunk: A tiles from a0 / a1 (row strides
+// s0 / s1), B tiles from b.
+inline void amx_chunk(const uint8_t* a0, int s0, const uint8_t* a1, int s1, const uint8_t* b) {
+  _tile_loadd(4, a0, s0);
+  _tile_loadd(5, a1, s1);
+  _tile_loadd(6, b, 128);
+  _tile_loadd(7, b + 64, 128);
+  _tile_dpbusd(0, 4, 6);
+  _tile_dpbusd(1, 4, 7);
+  _tile_dpbusd(2, 5, 6);
+  _tile_dpbusd(3, 5, 7);
+}
+
+// The 16 row pointers r[0..15] at one fixed step (returned; 0: not).
+inline int64_t uniform_step(const void* const* r) {
+  const auto at = [&](int m) { return reinterpret_cast<intptr_t>(r[m]); };
+  const int64_t step = at(1) - at(0);
+  if (step <= 0 || step > (int64_t{1} << 30)) return 0;
+  for (int m = 2; m < 16; ++m)
+    if (at(m) - at(0) != m * step) return 0;
+  return step;
+}
+
+// cin_pad a multiple of 64 (chunks never straddle taps): per tap, each
+// 16-pixel half is read in place when its rows are at one step (pixels of
+// one output row), else gathered (16 rows of cin_pad bytes).
+inline void amx_taps(const GemmArgs& a, uint8_t* abuf) {
+  const int cp = a.cin_pad;
+  const uint8_t* w = static_cast<const uint8_t*>(a.w);
+  for (int t = 0; t < a.taps; ++t) {
+    const uint8_t* src[2];
+    int stride[2];
+    for (int h = 0; h < 2; ++h) {
+      const void* const* r = a.rows + t * kAmxMr + 16 * h;
+      const int64_t step = uniform_step(r);
+      if (step > 0) {
+        src[h] = static_cast<const uint8_t*>(r[0]), stride[h] = static_cast<int>(step);
+        continue;
+      }
+      uint8_t* d = abuf + h * 16 * cp;
+      for (int m = 0; m < 16; ++m)
+        for (int i = 0; i < cp; i += 64)
+          _mm512_storeu_si512(d + m * cp + i, _mm512_loadu_si512(static_cast<const uint8_t*>(r[m]) + i));
+      src[h] = d, stride[h] = cp;
+    }
+    const uint8_t* b = w + static_cast<size_t>(t) * cp / 4 * 128;
+    for (int c = 0; c < cp; c += 64, b += 16 * 128) amx_chunk(src[0] + c, stride[0], src[1] + c, stride[1], b);
+  }
+}
+
+template <bool kFused>
+void gemm_amx(const GemmArgs& a) {
+  amx_configure();
+  alignas(64) thread_local uint8_t abuf[kAmxMr * kAmxSeg];
+  alignas(64) uint8_t btail[16 * 128];
+  const int K = a.taps * a.cin_pad;
+  const uint8_t* w = static_cast<const uint8_t*>(a.w);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  if (a.cin_pad % 64 == 0 && a.cin_pad <= kAmxSeg) amx_taps(a, abuf);
+  for (int k0 = 0; k0 < K && !(a.cin_pad % 64 == 0 && a.cin_pad <= kAmxSeg); k0 += kAmxSeg) {
+    const int len = std::min(kAmxSeg, K - k0);
+    amx_gather(a, k0, len, abuf);
+    for (int c = 0; c < len; c += 64) {
+      const uint8_t* b = w + static_cast<size_t>(k0 + c) / 4 * 128;
+      if (len - c < 64) {  // the last k-groups: rows past K read zeros, not past the block
+        const int valid = (len - c) / 4 * 128;
+        std::memcpy(btail, b, static_cast<size_t>(valid));
+        std::memset(btail + valid, 0, sizeof btail - static_cast<size_t>(valid));
+        b = btail;
+      }
+      amx_chunk(abuf + c, kAmxSeg, abuf + 16 * kAmxSeg + c, kAmxSeg, b);
+    }
+  }
+  if (!kFused) {
+    const int stride = a.acc_stride * 4;
+    _tile_stored(0, a.acc, stride);
+    _tile_stored(1, a.acc + 16, stride);
+    _tile_stored(2, a.acc + 16 * a.acc_stride, stride);
+    _tile_stored(3, a.acc + 16 * a.acc_stride + 16, stride);
+    return;
+  }
+  alignas(64) int32_t c[kAmxMr * 32];
+  _tile_stored(0, c, 128);
+  _tile_stored(1, c + 16, 128);
+  _tile_stored(2, c + 16 * 32, 128);
+  _tile_stored(3, c + 16 * 32 + 16, 128);
+  const __m512i b0 = ld16(a.rq->bias + a.co0), b1 = ld16(a.rq->bias + a.co0 + 16);
+  for (int h = 0; h < kAmxMr; h += 8) {  // two 8-pixel halves (the accumulators fit the registers)
+    __m512i acc0[8], acc1[8];
+    for (int m = 0; m < 8; ++m)
+      acc0[m] = _mm512_add_epi32(b0, ld16(c + (h + m) * 32)), acc1[m] = _mm512_add_epi32(b1, ld16(c + (h + m) * 32 + 16));
+    GemmArgs half = a;
+    half.out = a.out + h;
+    finish_tile<true>(half, acc0, acc1, std::make_integer_sequence<int, 8>{});
+  }
+}
+#endif
 
 // One pixel: 32 channels over K, four k-groups in flight on independent
 // accumulators (vpdpbusd's latency), summed at the end (wrapping int32 sums:
@@ -695,5 +856,23 @@ const ConvIsa& OPENBPU_VNNI_ISA() {
 }
 #undef OPENBPU_VNNI_ISA
 #undef OPENBPU_VNNI_NAME
+
+#if !defined(OPENBPU_KERNELS_SIMDE)
+// The avx512vnni table with AMX tiles for the GEMM of K >= kSmallK (below
+// it the 8 x 32 VNNI tile, ConvIsa::small_k); one pixel, and groups of at
+// most 16 output channels, as avx512vnni.
+const ConvIsa& amx_isa() {
+  static const ConvIsa isa = [] {
+    ConvIsa i = avx512vnni_isa();
+    i.name = "amx";
+    i.mr = kAmxMr;
+    i.gemm = gemm_amx<false>;
+    i.gemm_q = gemm_amx<true>;
+    i.mr2 = 0, i.gemm2 = nullptr, i.gemm2_q = nullptr;
+    return i;
+  }();
+  return isa;
+}
+#endif
 
 }  // namespace openbpu::sim::kern
