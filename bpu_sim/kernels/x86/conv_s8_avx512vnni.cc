@@ -476,30 +476,64 @@ inline int64_t uniform_step(const void* const* r) {
   return step;
 }
 
-// cin_pad a multiple of 64 (chunks never straddle taps): per tap, each
-// 16-pixel half is read in place when its rows are at one step (pixels of
-// one output row), else gathered (16 rows of cin_pad bytes).
+// 16 rows of n < 64 bytes (rows r[0..15] + off) into dst (rows of 64
+// bytes, zero past n).
+inline void amx_rows64(const void* const* r, int off, int n, uint8_t* dst) {
+  const __mmask64 mk = (__mmask64{1} << n) - 1;
+  for (int m = 0; m < 16; ++m)
+    _mm512_store_si512(dst + 64 * m, _mm512_maskz_loadu_epi8(mk, static_cast<const uint8_t*>(r[m]) + off));
+}
+
+// Per tap (cin_pad <= kAmxSeg / 2 bytes, a multiple of 4): each 16-pixel
+// half whose rows lie at one step (pixels of one output row, or dense 1x1
+// pixels) is read in place (tileloadd with that step), other halves are
+// gathered into abuf (16 rows of cin_pad rounded up to 64, zero past
+// cin_pad). A tap's last partial chunk reads its in-place rows through a
+// zero-padded copy; its A bytes past cin_pad are zero, so the weight rows
+// past the tap (the next tap's) add nothing, and after the last tap they
+// come from a zeroed copy (never read past the block).
 inline void amx_taps(const GemmArgs& a, uint8_t* abuf) {
-  const int cp = a.cin_pad;
+  const int cp = a.cin_pad, full = cp / 64 * 64, cp64 = (cp + 63) / 64 * 64;
   const uint8_t* w = static_cast<const uint8_t*>(a.w);
+  alignas(64) uint8_t tail[2][16 * 64];
+  alignas(64) uint8_t btail[16 * 128];
   for (int t = 0; t < a.taps; ++t) {
     const uint8_t* src[2];
     int stride[2];
+    bool direct[2];
     for (int h = 0; h < 2; ++h) {
       const void* const* r = a.rows + t * kAmxMr + 16 * h;
       const int64_t step = uniform_step(r);
-      if (step > 0) {
+      direct[h] = step > 0;
+      if (direct[h]) {
         src[h] = static_cast<const uint8_t*>(r[0]), stride[h] = static_cast<int>(step);
+        if (full < cp) amx_rows64(r, full, cp - full, tail[h]);
         continue;
       }
-      uint8_t* d = abuf + h * 16 * cp;
-      for (int m = 0; m < 16; ++m)
-        for (int i = 0; i < cp; i += 64)
-          _mm512_storeu_si512(d + m * cp + i, _mm512_loadu_si512(static_cast<const uint8_t*>(r[m]) + i));
-      src[h] = d, stride[h] = cp;
+      uint8_t* d = abuf + h * 16 * cp64;
+      for (int m = 0; m < 16; ++m) {
+        const uint8_t* sr = static_cast<const uint8_t*>(r[m]);
+        for (int i = 0; i < full; i += 64) _mm512_storeu_si512(d + m * cp64 + i, _mm512_loadu_si512(sr + i));
+      }
+      if (full < cp) {  // the tail chunk of every row, zero past cp
+        const __mmask64 mk = (__mmask64{1} << (cp - full)) - 1;
+        for (int m = 0; m < 16; ++m)
+          _mm512_storeu_si512(d + m * cp64 + full, _mm512_maskz_loadu_epi8(mk, static_cast<const uint8_t*>(r[m]) + full));
+      }
+      src[h] = d, stride[h] = cp64;
     }
     const uint8_t* b = w + static_cast<size_t>(t) * cp / 4 * 128;
-    for (int c = 0; c < cp; c += 64, b += 16 * 128) amx_chunk(src[0] + c, stride[0], src[1] + c, stride[1], b);
+    for (int c = 0; c < full; c += 64, b += 16 * 128) amx_chunk(src[0] + c, stride[0], src[1] + c, stride[1], b);
+    if (full == cp) continue;
+    if (t + 1 == a.taps) {  // weight rows past K: zeros, not past the block
+      const int valid = (cp - full) / 4 * 128;
+      std::memcpy(btail, b, static_cast<size_t>(valid));
+      std::memset(btail + valid, 0, sizeof btail - static_cast<size_t>(valid));
+      b = btail;
+    }
+    const uint8_t* a0 = direct[0] ? tail[0] : src[0] + full;
+    const uint8_t* a1 = direct[1] ? tail[1] : src[1] + full;
+    amx_chunk(a0, direct[0] ? 64 : stride[0], a1, direct[1] ? 64 : stride[1], b);
   }
 }
 
@@ -514,8 +548,9 @@ void gemm_amx(const GemmArgs& a) {
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
-  if (a.cin_pad % 64 == 0 && a.cin_pad <= kAmxSeg) amx_taps(a, abuf);
-  for (int k0 = 0; k0 < K && !(a.cin_pad % 64 == 0 && a.cin_pad <= kAmxSeg); k0 += kAmxSeg) {
+  const bool by_tap = a.cin_pad <= kAmxSeg / 2;  // two halves of 16 gathered rows fit abuf
+  if (by_tap) amx_taps(a, abuf);
+  for (int k0 = 0; k0 < K && !by_tap; k0 += kAmxSeg) {
     const int len = std::min(kAmxSeg, K - k0);
     amx_gather(a, k0, len, abuf);
     for (int c = 0; c < len; c += 64) {
