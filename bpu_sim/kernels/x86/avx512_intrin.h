@@ -20,23 +20,18 @@
 
 // The first n bytes of v at p (n < 32 / 16): a masked store, no call and no
 // stack copy (SIMDe has no masked byte stores: a copy there).
-static inline void store_first_bytes(void* p, __m256i v, unsigned n) {
 #if defined(OPENBPU_KERNELS_SIMDE)
-  alignas(32) unsigned char t[32];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(t), v);
-  std::memcpy(p, t, n);
+template <class V>
+static inline void store_first_bytes(void* p, V v, unsigned n) {
+  std::memcpy(p, &v, n);
+}
 #else
+static inline void store_first_bytes(void* p, __m256i v, unsigned n) {
   _mm256_mask_storeu_epi8(p, (__mmask32{1} << n) - 1, v);
-#endif
 }
 static inline void store_first_bytes(void* p, __m128i v, unsigned n) {
-#if defined(OPENBPU_KERNELS_SIMDE)
-  alignas(16) unsigned char t[16];
-  _mm_store_si128(reinterpret_cast<__m128i*>(t), v);
-  std::memcpy(p, t, n);
-#else
   _mm_mask_storeu_epi8(p, static_cast<__mmask16>((1u << n) - 1), v);
-#endif
 }
+#endif
 
 #endif  // OPENBPU_BPU_SIM_KERNELS_X86_AVX512_INTRIN_H_
