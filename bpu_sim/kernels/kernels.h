@@ -149,6 +149,9 @@ struct GemmArgs {
   int8_t* const* out = nullptr;
   int co0 = 0, n = 0;
   const RequantParams* rq = nullptr;
+  // The rows and the values they point to are those of this thread's
+  // previous call (ConvIsa::tiles_outer: the next channel block of a tile).
+  bool same_rows = false;
 };
 
 // Depthwise rows: for each of npix output pixels, taps pointers to its input
@@ -318,6 +321,10 @@ struct ConvIsa {
   // Those float_requant tiles round as MXCSR says: the driver sets rounding
   // toward -infinity around each task that runs them (and restores it).
   bool float_mxcsr = false;
+  // The driver runs each tile's channel blocks one after another (else each
+  // block's tiles) and says so in GemmArgs::same_rows: the kernel may keep
+  // what it prepared from the rows.
+  bool tiles_outer = false;
 };
 
 // Instruction set parts (defined when compiled in for the target).

@@ -1659,23 +1659,29 @@ void GemmRun::task(int ti) const {
     if (p.columns) build_columns(px0, npx, bandp, lo, col);
   }
   make_rows(grp, px0, (t1 - t0) * mr, bandp, lo, rows, outp, col);
-  for (int b = b0; b < b1; ++b) {
+  auto tile = [&](int b, int64_t t, bool same_rows) {
     const uint8_t* wb = p.w.data() + (static_cast<size_t>(grp) * p.nblk + b) * p.block_bytes;
-    for (int64_t t = t0; t < t1; ++t) {
-      GemmArgs a{rows + (t - t0) * taps * mr,
-                 taps,
-                 p.cin_pad,
-                 wb,
-                 fused ? nullptr : acc + (t - t0) * mr * acc_stride + (b - b0) * nr,
-                 acc_stride};
-      if (fused) {
-        a.out = outp + (t - t0) * mr;
-        a.co0 = grp * p.cout_g + b * nr;
-        a.n = std::min(nr, p.cout_g - b * nr);
-        a.rq = &rq;
-      }
-      gemm(a);
+    GemmArgs a{rows + (t - t0) * taps * mr,
+               taps,
+               p.cin_pad,
+               wb,
+               fused ? nullptr : acc + (t - t0) * mr * acc_stride + (b - b0) * nr,
+               acc_stride};
+    if (fused) {
+      a.out = outp + (t - t0) * mr;
+      a.co0 = grp * p.cout_g + b * nr;
+      a.n = std::min(nr, p.cout_g - b * nr);
+      a.rq = &rq;
     }
+    a.same_rows = same_rows;
+    gemm(a);
+  };
+  if (isa.tiles_outer) {
+    for (int64_t t = t0; t < t1; ++t)
+      for (int b = b0; b < b1; ++b) tile(b, t, b > b0);
+  } else {
+    for (int b = b0; b < b1; ++b)
+      for (int64_t t = t0; t < t1; ++t) tile(b, t, false);
   }
   if (!fused)
     epilogue(px0, npx, grp * p.cout_g + b0 * nr, std::min(b1 * nr, p.cout_g) - b0 * nr, acc,

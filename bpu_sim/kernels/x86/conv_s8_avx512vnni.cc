@@ -24,6 +24,7 @@
 // without AVX-512 as avx512vnni_emulated_isa().
 #include <cfenv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -484,56 +485,97 @@ inline void amx_rows64(const void* const* r, int off, int n, uint8_t* dst) {
     _mm512_store_si512(dst + 64 * m, _mm512_maskz_loadu_epi8(mk, static_cast<const uint8_t*>(r[m]) + off));
 }
 
-// Per tap (cin_pad <= kAmxSeg / 2 bytes, a multiple of 4): each 16-pixel
-// half whose rows lie at one step (pixels of one output row, or dense 1x1
-// pixels) is read in place (tileloadd with that step), other halves are
-// gathered into abuf (16 rows of cin_pad rounded up to 64, zero past
-// cin_pad). A tap's last partial chunk reads its in-place rows through a
-// zero-padded copy; its A bytes past cin_pad are zero, so the weight rows
-// past the tap (the next tap's) add nothing, and after the last tap they
-// come from a zeroed copy (never read past the block).
-inline void amx_taps(const GemmArgs& a, uint8_t* abuf) {
+// The A operand of one tap's 16-pixel half: rows at src, `stride` apart
+// (in place, or gathered into AmxRows::data), and the tap's last partial
+// chunk (cin_pad not a multiple of 64) as 16 rows of 64 bytes, zero past
+// cin_pad.
+struct AmxHalf {
+  const uint8_t* src;
+  int stride;
+  const uint8_t* tail;
+};
+// One thread's A operands of its last tile, kept while the driver runs the
+// tile's other channel blocks (GemmArgs::same_rows). Grown, never shrunk.
+struct AmxRows {
+  uint8_t* data = nullptr;
+  size_t cap = 0;
+  AmxHalf* halves = nullptr;
+  size_t halves_cap = 0;
+  const void* const* rows = nullptr;  // the tile prepared (nullptr: none)
+  int taps = 0, cin_pad = 0;
+  ~AmxRows() {
+    std::free(data);
+    std::free(halves);
+  }
+};
+
+// Grows a thread buffer to n bytes (64-byte aligned); false when out of memory.
+template <class T>
+bool amx_grow(T*& p, size_t& cap, size_t n) {
+  if (n <= cap) return true;
+  void* q = std::aligned_alloc(64, (n + 63) / 64 * 64);
+  if (q == nullptr) return false;
+  std::free(p);
+  p = static_cast<T*>(q), cap = n;
+  return true;
+}
+
+// Prepares every tap's two halves (cin_pad a multiple of 4): a half whose
+// rows lie at one step (pixels of one output row, or dense 1x1 pixels) is
+// read in place (tileloadd with that step), other halves are gathered (16
+// rows of cin_pad rounded up to 64, zero past cin_pad). A tap's last
+// partial chunk reads a zero-padded copy; its A bytes past cin_pad are
+// zero, so the weight rows past the tap (the next tap's) add nothing.
+bool amx_prepare(const GemmArgs& a, AmxRows& c) {
   const int cp = a.cin_pad, full = cp / 64 * 64, cp64 = (cp + 63) / 64 * 64;
-  const uint8_t* w = static_cast<const uint8_t*>(a.w);
-  alignas(64) uint8_t tail[2][16 * 64];
-  alignas(64) uint8_t btail[16 * 128];
-  for (int t = 0; t < a.taps; ++t) {
-    const uint8_t* src[2];
-    int stride[2];
-    bool direct[2];
+  const size_t per_half = static_cast<size_t>(16) * (cp64 + 64);
+  if (!amx_grow(c.data, c.cap, per_half * 2 * a.taps) ||
+      !amx_grow(c.halves, c.halves_cap, sizeof(AmxHalf) * 2 * a.taps)) {
+    c.rows = nullptr;
+    return false;
+  }
+  for (int t = 0; t < a.taps; ++t)
     for (int h = 0; h < 2; ++h) {
       const void* const* r = a.rows + t * kAmxMr + 16 * h;
+      uint8_t* d = c.data + per_half * (2 * t + h);
+      uint8_t* tail = d + 16 * cp64;
+      AmxHalf& o = c.halves[2 * t + h];
       const int64_t step = uniform_step(r);
-      direct[h] = step > 0;
-      if (direct[h]) {
-        src[h] = static_cast<const uint8_t*>(r[0]), stride[h] = static_cast<int>(step);
-        if (full < cp) amx_rows64(r, full, cp - full, tail[h]);
-        continue;
+      if (step > 0) {
+        o = {static_cast<const uint8_t*>(r[0]), static_cast<int>(step), tail};
+      } else {
+        for (int m = 0; m < 16; ++m) {
+          const uint8_t* sr = static_cast<const uint8_t*>(r[m]);
+          for (int k = 0; k < full; k += 64) _mm512_storeu_si512(d + m * cp64 + k, _mm512_loadu_si512(sr + k));
+        }
+        o = {d, cp64, tail};
       }
-      uint8_t* d = abuf + h * 16 * cp64;
-      for (int m = 0; m < 16; ++m) {
-        const uint8_t* sr = static_cast<const uint8_t*>(r[m]);
-        for (int i = 0; i < full; i += 64) _mm512_storeu_si512(d + m * cp64 + i, _mm512_loadu_si512(sr + i));
-      }
-      if (full < cp) {  // the tail chunk of every row, zero past cp
-        const __mmask64 mk = (__mmask64{1} << (cp - full)) - 1;
-        for (int m = 0; m < 16; ++m)
-          _mm512_storeu_si512(d + m * cp64 + full, _mm512_maskz_loadu_epi8(mk, static_cast<const uint8_t*>(r[m]) + full));
-      }
-      src[h] = d, stride[h] = cp64;
+      if (full < cp) amx_rows64(r, full, cp - full, tail);
     }
+  c.rows = a.rows, c.taps = a.taps, c.cin_pad = cp;
+  return true;
+}
+
+// The products of every tap from the prepared halves; the weight rows past
+// K (after the last tap's partial chunk) from a zeroed copy, never past the
+// block.
+void amx_taps(const GemmArgs& a, const AmxRows& c) {
+  const int cp = a.cin_pad, full = cp / 64 * 64;
+  const uint8_t* w = static_cast<const uint8_t*>(a.w);
+  alignas(64) uint8_t btail[16 * 128];
+  for (int t = 0; t < a.taps; ++t) {
+    const AmxHalf& h0 = c.halves[2 * t];
+    const AmxHalf& h1 = c.halves[2 * t + 1];
     const uint8_t* b = w + static_cast<size_t>(t) * cp / 4 * 128;
-    for (int c = 0; c < full; c += 64, b += 16 * 128) amx_chunk(src[0] + c, stride[0], src[1] + c, stride[1], b);
+    for (int k = 0; k < full; k += 64, b += 16 * 128) amx_chunk(h0.src + k, h0.stride, h1.src + k, h1.stride, b);
     if (full == cp) continue;
-    if (t + 1 == a.taps) {  // weight rows past K: zeros, not past the block
+    if (t + 1 == a.taps) {
       const int valid = (cp - full) / 4 * 128;
       std::memcpy(btail, b, static_cast<size_t>(valid));
       std::memset(btail + valid, 0, sizeof btail - static_cast<size_t>(valid));
       b = btail;
     }
-    const uint8_t* a0 = direct[0] ? tail[0] : src[0] + full;
-    const uint8_t* a1 = direct[1] ? tail[1] : src[1] + full;
-    amx_chunk(a0, direct[0] ? 64 : stride[0], a1, direct[1] ? 64 : stride[1], b);
+    amx_chunk(h0.tail, 64, h1.tail, 64, b);
   }
 }
 
@@ -548,9 +590,12 @@ void gemm_amx(const GemmArgs& a) {
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
-  const bool by_tap = a.cin_pad <= kAmxSeg / 2;  // two halves of 16 gathered rows fit abuf
-  if (by_tap) amx_taps(a, abuf);
-  for (int k0 = 0; k0 < K && !by_tap; k0 += kAmxSeg) {
+  thread_local AmxRows prepared;
+  const bool same = a.same_rows && prepared.rows == a.rows && prepared.taps == a.taps &&
+                    prepared.cin_pad == a.cin_pad;
+  const bool by_tap = same || amx_prepare(a, prepared);
+  if (by_tap) amx_taps(a, prepared);
+  for (int k0 = 0; k0 < K && !by_tap; k0 += kAmxSeg) {  // (out of memory for the prepared rows)
     const int len = std::min(kAmxSeg, K - k0);
     amx_gather(a, k0, len, abuf);
     for (int c = 0; c < len; c += 64) {
@@ -904,6 +949,7 @@ const ConvIsa& amx_isa() {
     i.gemm = gemm_amx<false>;
     i.gemm_q = gemm_amx<true>;
     i.mr2 = 0, i.gemm2 = nullptr, i.gemm2_q = nullptr;
+    i.tiles_outer = true;
     return i;
   }();
   return isa;
