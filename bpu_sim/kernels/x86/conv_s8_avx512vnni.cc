@@ -423,14 +423,17 @@ struct alignas(64) AmxConfig {
 };
 // Tiles 0-3: C (pixels 0-15 x channels 0-15, 0-15 x 16-31, 16-31 x 0-15,
 // 16-31 x 16-31); 4, 5: A (pixels 0-15, 16-31); 6, 7: B (channels 0-15,
-// 16-31). Every tile is 16 rows of 64 bytes. Loaded once per thread.
+// 16-31). Every tile is 16 rows of 64 bytes. Loaded at the first channel
+// block of every tile (GemmArgs::same_rows false): other code on the thread
+// between two of our tiles (another AMX library in the process) may have
+// loaded its own configuration.
 inline void amx_configure() {
-  thread_local bool done = false;
-  if (done) return;
-  AmxConfig c;
-  for (int t = 0; t < 8; ++t) c.rows[t] = 16, c.colsb[t] = 64;
-  _tile_loadconfig(&c);
-  done = true;
+  static const AmxConfig config = [] {
+    AmxConfig c;
+    for (int t = 0; t < 8; ++t) c.rows[t] = 16, c.colsb[t] = 64;
+    return c;
+  }();
+  _tile_loadconfig(&config);
 }
 
 // Bytes [k0, k0 + len) of each pixel's K row into dst (kAmxMr rows of
@@ -581,7 +584,7 @@ void amx_taps(const GemmArgs& a, const AmxRows& c) {
 
 template <bool kFused>
 void gemm_amx(const GemmArgs& a) {
-  amx_configure();
+  if (!a.same_rows) amx_configure();
   alignas(64) thread_local uint8_t abuf[kAmxMr * kAmxSeg];
   alignas(64) uint8_t btail[16 * 128];
   const int K = a.taps * a.cin_pad;
