@@ -408,13 +408,12 @@ void gemm_k4_vnni(const GemmArgs& a) {
 #if !defined(OPENBPU_KERNELS_SIMDE)
 // AMX (the "amx" table): the same 32-channel weight blocks ([K / 4][32][4],
 // a 16-row B tile is 16 k-groups of 16 channels at a row stride of 128
-// bytes), 32-pixel tiles. Per call the 32 pixels' K bytes (taps x cin_pad,
-// x + 128 as for vpdpbusd) are gathered from the row pointers into rows of
-// a thread's buffer, kAmxSeg bytes of K at a time (zero past K), and each
-// 64-byte chunk is two A tiles (pixels 0-15, 16-31) times two B tiles
-// (channels 0-15, 16-31): tdpbusd into four 16 x 16 int32 C tiles, exact
-// int32 sums as vpdpbusd's. Each B tile load then feeds two products.
-constexpr int kAmxMr = 32, kAmxSeg = 2048;
+// bytes), 32-pixel tiles. The A operands (x + 128 as for vpdpbusd) are
+// prepared per tap and 16-pixel half (amx_prepare), and each 64-byte chunk
+// is two A tiles (pixels 0-15, 16-31) times two B tiles (channels 0-15,
+// 16-31): tdpbusd into four 16 x 16 int32 C tiles, exact int32 sums as
+// vpdpbusd's. Each B tile load then feeds two products.
+constexpr int kAmxMr = 32;
 
 struct alignas(64) AmxConfig {
   uint8_t palette = 1, start_row = 0, reserved[14] = {};
@@ -434,27 +433,6 @@ inline void amx_configure() {
     return c;
   }();
   _tile_loadconfig(&config);
-}
-
-// Bytes [k0, k0 + len) of each pixel's K row into dst (kAmxMr rows of
-// kAmxSeg bytes), zero up to the next multiple of 64.
-inline void amx_gather(const GemmArgs& a, int k0, int len, uint8_t* dst) {
-  const int cp = a.cin_pad, end = (len + 63) / 64 * 64;
-  for (int m = 0; m < kAmxMr; ++m) {
-    uint8_t* d = dst + m * kAmxSeg;
-    int k = 0;
-    while (k < len) {
-      const int g = k0 + k, t = g / cp, off = g % cp;
-      const int n = std::min(cp - off, len - k);
-      const uint8_t* src = static_cast<const uint8_t*>(a.rows[t * kAmxMr + m]) + off;
-      for (int i = 0; i < n; i += 64) {
-        const __mmask64 mk = n - i >= 64 ? ~__mmask64{0} : (__mmask64{1} << (n - i)) - 1;
-        _mm512_mask_storeu_epi8(d + k + i, mk, _mm512_maskz_loadu_epi8(mk, src + i));
-      }
-      k += n;
-    }
-    if (end > len) _mm512_mask_storeu_epi8(d + len, (__mmask64{1} << (end - len)) - 1, _mm512_setzero_si512());
-  }
 }
 
 // Four products of one 64-byte chunk: A tiles from a0 / a1 (row strides
@@ -512,15 +490,15 @@ struct AmxRows {
   }
 };
 
-// Grows a thread buffer to n bytes (64-byte aligned); false when out of memory.
+// Grows a thread buffer to n bytes (64-byte aligned; out of memory aborts,
+// as the driver's workspaces do: AlignedBuf in conv_driver.cc).
 template <class T>
-bool amx_grow(T*& p, size_t& cap, size_t n) {
-  if (n <= cap) return true;
-  void* q = std::aligned_alloc(64, (n + 63) / 64 * 64);
-  if (q == nullptr) return false;
+void amx_grow(T*& p, size_t& cap, size_t n) {
+  if (n <= cap) return;
+  void* q = nullptr;
+  if (::posix_memalign(&q, 64, n) != 0) std::abort();
   std::free(p);
   p = static_cast<T*>(q), cap = n;
-  return true;
 }
 
 // Prepares every tap's two halves (cin_pad a multiple of 4): a half whose
@@ -529,14 +507,11 @@ bool amx_grow(T*& p, size_t& cap, size_t n) {
 // rows of cin_pad rounded up to 64, zero past cin_pad). A tap's last
 // partial chunk reads a zero-padded copy; its A bytes past cin_pad are
 // zero, so the weight rows past the tap (the next tap's) add nothing.
-bool amx_prepare(const GemmArgs& a, AmxRows& c) {
+void amx_prepare(const GemmArgs& a, AmxRows& c) {
   const int cp = a.cin_pad, full = cp / 64 * 64, cp64 = (cp + 63) / 64 * 64;
   const size_t per_half = static_cast<size_t>(16) * (cp64 + 64);
-  if (!amx_grow(c.data, c.cap, per_half * 2 * a.taps) ||
-      !amx_grow(c.halves, c.halves_cap, sizeof(AmxHalf) * 2 * a.taps)) {
-    c.rows = nullptr;
-    return false;
-  }
+  amx_grow(c.data, c.cap, per_half * 2 * a.taps);
+  amx_grow(c.halves, c.halves_cap, sizeof(AmxHalf) * 2 * a.taps);
   for (int t = 0; t < a.taps; ++t)
     for (int h = 0; h < 2; ++h) {
       const void* const* r = a.rows + t * kAmxMr + 16 * h;
@@ -556,7 +531,6 @@ bool amx_prepare(const GemmArgs& a, AmxRows& c) {
       if (full < cp) amx_rows64(r, full, cp - full, tail);
     }
   c.rows = a.rows, c.taps = a.taps, c.cin_pad = cp;
-  return true;
 }
 
 // The products of every tap from the prepared halves; the weight rows past
@@ -585,10 +559,6 @@ void amx_taps(const GemmArgs& a, const AmxRows& c) {
 template <bool kFused>
 void gemm_amx(const GemmArgs& a) {
   if (!a.same_rows) amx_configure();
-  alignas(64) thread_local uint8_t abuf[kAmxMr * kAmxSeg];
-  alignas(64) uint8_t btail[16 * 128];
-  const int K = a.taps * a.cin_pad;
-  const uint8_t* w = static_cast<const uint8_t*>(a.w);
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
@@ -596,22 +566,8 @@ void gemm_amx(const GemmArgs& a) {
   thread_local AmxRows prepared;
   const bool same = a.same_rows && prepared.rows == a.rows && prepared.taps == a.taps &&
                     prepared.cin_pad == a.cin_pad;
-  const bool by_tap = same || amx_prepare(a, prepared);
-  if (by_tap) amx_taps(a, prepared);
-  for (int k0 = 0; k0 < K && !by_tap; k0 += kAmxSeg) {  // (out of memory for the prepared rows)
-    const int len = std::min(kAmxSeg, K - k0);
-    amx_gather(a, k0, len, abuf);
-    for (int c = 0; c < len; c += 64) {
-      const uint8_t* b = w + static_cast<size_t>(k0 + c) / 4 * 128;
-      if (len - c < 64) {  // the last k-groups: rows past K read zeros, not past the block
-        const int valid = (len - c) / 4 * 128;
-        std::memcpy(btail, b, static_cast<size_t>(valid));
-        std::memset(btail + valid, 0, sizeof btail - static_cast<size_t>(valid));
-        b = btail;
-      }
-      amx_chunk(abuf + c, kAmxSeg, abuf + 16 * kAmxSeg + c, kAmxSeg, b);
-    }
-  }
+  if (!same) amx_prepare(a, prepared);
+  amx_taps(a, prepared);
   if (!kFused) {
     const int stride = a.acc_stride * 4;
     _tile_stored(0, a.acc, stride);
@@ -626,7 +582,7 @@ void gemm_amx(const GemmArgs& a) {
   _tile_stored(2, c + 16 * 32, 128);
   _tile_stored(3, c + 16 * 32 + 16, 128);
   const __m512i b0 = ld16(a.rq->bias + a.co0), b1 = ld16(a.rq->bias + a.co0 + 16);
-  for (int h = 0; h < kAmxMr; h += 8) {  // two 8-pixel halves (the accumulators fit the registers)
+  for (int h = 0; h < kAmxMr; h += 8) {  // 8 pixels at a time (their accumulators fit the registers)
     __m512i acc0[8], acc1[8];
     for (int m = 0; m < 8; ++m)
       acc0[m] = _mm512_add_epi32(b0, ld16(c + (h + m) * 32)), acc1[m] = _mm512_add_epi32(b1, ld16(c + (h + m) * 32 + 16));

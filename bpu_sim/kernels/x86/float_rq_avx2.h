@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // float_requant (kernels.h, FloatRequant) of 8 (ymm) or 4 (xmm) int32
 // lanes, for the x86 files compiled with AVX2 and FMA (included by each, so
-// each keeps its own copy: see dw4_x86.h). The float operations round as MXCSR says: the
-// caller sets rounding toward -infinity around the code that calls these.
+// each keeps its own copy: see dw4_x86.h). The float operations round as
+// MXCSR says: the caller sets rounding toward -infinity around the code
+// that calls these.
 // The includer provides the intrinsics (<immintrin.h>).
 #ifndef OPENBPU_BPU_SIM_KERNELS_X86_FLOAT_RQ_AVX2_H_
 #define OPENBPU_BPU_SIM_KERNELS_X86_FLOAT_RQ_AVX2_H_
