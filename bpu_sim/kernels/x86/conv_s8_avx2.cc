@@ -41,8 +41,64 @@ inline __m256i rq_ge33(__m256i acc, const RequantParams& q, int co) {
   const __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(e, 32), o, 0xAA);
   return _mm256_srav_epi32(_mm256_add_epi32(h, ld8(q.r32 + co)), ld8(q.sh32 + co));
 }
-// Requantization of store_q: every S >= 33, float_requant, its 3-operation form.
-enum RqKind { kRqGe33, kRqFloat, kRqFloat3 };
+inline __m256i clamp64(__m256i v, __m256i lo, __m256i hi) {
+  v = _mm256_blendv_epi8(v, lo, _mm256_cmpgt_epi64(lo, v));
+  return _mm256_blendv_epi8(v, hi, _mm256_cmpgt_epi64(v, hi));
+}
+// v = acc*M (+ R*Mr with res) in the 64-bit lanes of the even (*e) and odd
+// (*o) channels of the 8 from co.
+inline void products64(__m256i acc, const RequantParams& q, int co, const __m256i* res, __m256i* e,
+                       __m256i* o) {
+  *e = _mm256_mul_epi32(acc, ld8(q.mult + co));
+  *o = _mm256_mul_epi32(_mm256_srli_epi64(acc, 32), ld8(q.m_odd + co));
+  if (res != nullptr) {
+    *e = _mm256_add_epi64(*e, _mm256_mul_epi32(*res, ld8(q.rmult + co)));
+    *o = _mm256_add_epi64(*o, _mm256_mul_epi32(_mm256_srli_epi64(*res, 32), ld8(q.rm_odd + co)));
+  }
+}
+// RequantParams::hi32 for the 8 channels from co: h = the low halves of v
+// >> (32 - k) (the odd ones as the high halves of v << k), then the S >= 33
+// form (h + 2^(S'-33)) >> (S' - 32) in 32-bit lanes (the packs and the
+// store's clamp saturate).
+inline __m256i rq_hi32(__m256i acc, const RequantParams& q, int co, const __m256i* res) {
+  __m256i e, o;
+  products64(acc, q, co, res, &e, &o);
+  const __m256i h = _mm256_blend_epi32(_mm256_srl_epi64(e, _mm_cvtsi32_si128(q.hi32_srl)),
+                                       _mm256_sll_epi64(o, _mm_cvtsi32_si128(32 - q.hi32_srl)), 0xAA);
+  return _mm256_srav_epi32(_mm256_add_epi32(h, ld8(q.hi32_r + co)), ld8(q.hi32_sh + co));
+}
+// RequantParams::fused64 without hi32, any co: per 64-bit lane
+// floor((v + 2^(S-1)) / 2^S) = (((uint64)(v + 2^(S-1)) ^ 2^63) >> S) -
+// 2^(63-S) (v + 2^(S-1) fits int64: docs/kernels.md), clamped in 64 bits.
+inline __m256i rq64(__m256i acc, const RequantParams& q, int co, const __m256i* res) {
+  __m256i e, o;
+  products64(acc, q, co, res, &e, &o);
+  const __m256i s = ld8(q.s32 + co), one = _mm256_set1_epi64x(1),
+                top = _mm256_set1_epi64x(INT64_MIN);
+  const __m256i lo = _mm256_set1_epi64x(q.lo), hi = _mm256_set1_epi64x(q.hi);
+  auto round = [&](__m256i v, __m256i sh) __attribute__((always_inline)) {
+    const __m256i half = _mm256_srli_epi64(_mm256_sllv_epi64(one, sh), 1);
+    const __m256i u = _mm256_xor_si256(_mm256_add_epi64(v, half), top);
+    return clamp64(_mm256_sub_epi64(_mm256_srlv_epi64(u, sh), _mm256_srlv_epi64(top, sh)), lo, hi);
+  };
+  const __m256i ye = round(e, _mm256_and_si256(s, _mm256_set1_epi64x(0xFFFFFFFF)));
+  const __m256i yo = round(o, _mm256_srli_epi64(s, 32));
+  return _mm256_blend_epi32(ye, _mm256_slli_epi64(yo, 32), 0xAA);
+}
+// The residual of channels [c, c + 8) of the pixel whose output is o, as
+// int32 (RequantParams::res_delta); only the first `valid` are read.
+inline __m256i load_res8(const int8_t* o, const RequantParams& q, int c, int valid) {
+  const int8_t* r = reinterpret_cast<const int8_t*>(reinterpret_cast<uintptr_t>(o + c) +
+                                                    static_cast<uintptr_t>(q.res_delta));
+  if (valid >= 8) return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(r)));
+  int64_t t = 0;
+  if (valid > 0) copy_small(&t, r, static_cast<size_t>(valid));
+  return _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(t));
+}
+// Requantization of store_q: every S >= 33, float_requant, its 3-operation
+// form, RequantParams::fused64 (hi32 or 64-bit rounding, with the residual
+// when rmult).
+enum RqKind { kRqGe33, kRqFloat, kRqFloat3, kRq64 };
 // NV = 2: 16 channels per pixel, two pixels per 32-byte result; NV = 1: 8
 // channels, two pixels per 16 bytes. The float constants are loaded once
 // per tile.
@@ -56,9 +112,21 @@ inline void store_q(__m256i (&acc)[MR][NV], const GemmArgs& a) {
     fh[v] = kFloat ? _mm256_loadu_ps(q.fhi + co + 8 * v) : _mm256_setzero_ps();
     fl[v] = kKind == kRqFloat ? _mm256_loadu_ps(q.flo + co + 8 * v) : _mm256_setzero_ps();
   }
+  int m_now = 0;  // the pixel rq works on (its residual)
   auto rq = [&](__m256i x, int v) __attribute__((always_inline)) {
     if constexpr (kKind == kRqFloat3) return rq_float3(x, fh[v]);
+    if constexpr (kKind == kRq64) {
+      __m256i r;
+      if (q.rmult != nullptr) r = load_res8(a.out[m_now], q, co + 8 * v, a.n - 8 * v);
+      const __m256i* rp = q.rmult != nullptr ? &r : nullptr;
+      return q.hi32 ? rq_hi32(x, q, co + 8 * v, rp) : rq64(x, q, co + 8 * v, rp);
+    }
     return kFloat ? rq_float(x, fh[v], fl[v]) : rq_ge33(x, q, co + 8 * v);
+  };
+  // rq of pixel m's vector v
+  auto rqm = [&](int m, int v) __attribute__((always_inline)) {
+    m_now = m;
+    return rq(acc[m][v], v);
   };
   const __m256i lo = _mm256_set1_epi8(static_cast<char>(q.lo)),
                 hi = _mm256_set1_epi8(static_cast<char>(q.hi));
@@ -68,15 +136,14 @@ inline void store_q(__m256i (&acc)[MR][NV], const GemmArgs& a) {
     const int m1 = m + 1 < MR ? m + 1 : m;
     __m256i b;
     if (NV == 2) {
-      const __m256i pa = _mm256_packs_epi32(rq(acc[m][0], 0), rq(acc[m][NV - 1], NV - 1));
-      const __m256i pb =
-          m1 == m ? pa : _mm256_packs_epi32(rq(acc[m1][0], 0), rq(acc[m1][NV - 1], NV - 1));
+      const __m256i pa = _mm256_packs_epi32(rqm(m, 0), rqm(m, NV - 1));
+      const __m256i pb = m1 == m ? pa : _mm256_packs_epi32(rqm(m1, 0), rqm(m1, NV - 1));
       b = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(pa, pb), order);
     } else {
       // [a0-3, b0-3 | a4-7, b4-7] int16, then bytes; dwords 0, 4, 1, 5 are
       // a0-3, a4-7, b0-3, b4-7.
-      const __m256i ya = rq(acc[m][0], 0);
-      const __m256i p = _mm256_packs_epi32(ya, m1 == m ? ya : rq(acc[m1][0], 0));
+      const __m256i ya = rqm(m, 0);
+      const __m256i p = _mm256_packs_epi32(ya, m1 == m ? ya : rqm(m1, 0));
       b = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p, p), order);
     }
     b = _mm256_min_epi8(_mm256_max_epi8(b, lo), hi);
@@ -105,7 +172,9 @@ inline void init_acc(__m256i (&acc)[MR][NV], const GemmArgs& a) {
 template <int MR, int NV, bool kFused>
 inline void finish(__m256i (&acc)[MR][NV], const GemmArgs& a) {
   if (kFused) {
-    if (a.rq->float3)
+    if (a.rq->fused64)
+      store_q<MR, NV, kRq64>(acc, a);
+    else if (a.rq->float3)
       store_q<MR, NV, kRqFloat3>(acc, a);
     else if (a.rq->float_rq)
       store_q<MR, NV, kRqFloat>(acc, a);
@@ -249,11 +318,6 @@ void dw_avx2(const DwArgs& a) {
     dw_rows<9>(a);
   else
     dw_rows<0>(a);
-}
-
-inline __m256i clamp64(__m256i v, __m256i lo, __m256i hi) {
-  v = _mm256_blendv_epi8(v, lo, _mm256_cmpgt_epi64(lo, v));
-  return _mm256_blendv_epi8(v, hi, _mm256_cmpgt_epi64(v, hi));
 }
 
 // q = floor((v + 2^(S-1)) / 2^S) for the four int64 lanes of v.
@@ -495,15 +559,15 @@ const ConvIsa& avx2_isa() {
       .name = "avx2-u8-n8", .mr = 8, .nr = 8, .kg = 4, .kpad = 4, .esize = 1,
       .fmt = InputFormat::kS8, .gemm = gemm_k4_s8<8, 1, false>, .mr2 = 6,
       .gemm2 = gemm_k4_s8<6, 1, false>, .gemm_q = gemm_k4_s8<8, 1, false, true>,
-      .gemm2_q = gemm_k4_s8<6, 1, false, true>, OPENBPU_AVX2_DW, .float_gemm = true,
-      .float_mxcsr = true,
+      .gemm2_q = gemm_k4_s8<6, 1, false, true>, OPENBPU_AVX2_DW, .fused64 = true,
+      .float_gemm = true, .float_mxcsr = true,
   };
   static const ConvIsa s8_n8 = {
       .name = "avx2-s8-n8", .mr = 8, .nr = 8, .kg = 4, .kpad = 4, .esize = 1,
       .fmt = InputFormat::kS8, .gemm = gemm_k4_s8<8, 1, true>, .mr2 = 6,
       .gemm2 = gemm_k4_s8<6, 1, true>, .gemm_q = gemm_k4_s8<8, 1, true, true>,
       .gemm2_q = gemm_k4_s8<6, 1, true, true>, OPENBPU_AVX2_DW, .sign_abs = true,
-      .float_gemm = true, .float_mxcsr = true,
+      .fused64 = true, .float_gemm = true, .float_mxcsr = true,
   };
   // Inputs without negative values (5 x 16: 10 accumulators + 2 weights +
   // ones + broadcast + temporary, no spill).
@@ -512,14 +576,14 @@ const ConvIsa& avx2_isa() {
       .fmt = InputFormat::kS8, .gemm = gemm_k4_s8<5, 2, false>, .mr2 = 4,
       .gemm2 = gemm_k4_s8<4, 2, false>, .gemm_q = gemm_k4_s8<5, 2, false, true>,
       .gemm2_q = gemm_k4_s8<4, 2, false, true>, OPENBPU_AVX2_DW, .narrow = &u8_n8,
-      .float_gemm = true, .float_mxcsr = true,
+      .fused64 = true, .float_gemm = true, .float_mxcsr = true,
   };
   // Any input and weight: int16 data, vpmaddwd.
   static const ConvIsa isa = {
       .name = "avx2", .mr = 6, .nr = kNr, .kg = 2, .kpad = 2, .esize = 2,
       .fmt = InputFormat::kS16, .gemm = gemm_k2<6>, .mr2 = 5, .gemm2 = gemm_k2<5>,
       .gemm_q = gemm_k2<6, true>, .gemm2_q = gemm_k2<5, true>, OPENBPU_AVX2_DW, .nonneg = &u8,
-      .signed8 = &s8_n8, .float_gemm = true, .float_mxcsr = true,
+      .signed8 = &s8_n8, .fused64 = true, .float_gemm = true, .float_mxcsr = true,
   };
 #undef OPENBPU_AVX2_DW
   return isa;
