@@ -47,6 +47,11 @@ kernel table the simulator selects on this machine and, per layer kind, the
 time share and the achieved fraction of THAT table's peak (MACs) or of the
 L2 copy rate (passes without MACs), measured in the same run.
 
+What an AVX2-only machine would show, on a machine with more: run with
+OPENBPU_SIM_KERNELS=avx2 (ours, and the per-layer table below) and
+ONEDNN_MAX_CPU_ISA=AVX2 (PyTorch's oneDNN; its verbose mode,
+ONEDNN_VERBOSE=1, prints the ISA it took).
+
 usage: compare.py --build-dir BUILD [--work-dir DIR] [--models a,b] [--runs N]
        (run with Debian's /usr/bin/python3, which has torch and torchvision)
 """
@@ -192,8 +197,11 @@ def loadavg():
 def layers(args, bin_path):
     """Per layer kind: the kernel table in use and the fraction of its peak."""
     out_json = bin_path + ".layers.json"
-    run_child([os.path.join(args.build_dir, "bin", "bench_kernels"), "--layers", bin_path,
-               "--quiet", "--reps", str(max(3, args.runs // 3)), "--json", out_json])
+    cmd = [os.path.join(args.build_dir, "bin", "bench_kernels"), "--layers", bin_path,
+           "--quiet", "--reps", str(max(3, args.runs // 3)), "--json", out_json]
+    if os.environ.get("OPENBPU_SIM_KERNELS"):  # the table hrt_model_exec runs with, too
+        cmd += ["--table", os.environ["OPENBPU_SIM_KERNELS"]]
+    run_child(cmd)
     with open(out_json) as f:
         return json.load(f)
 
