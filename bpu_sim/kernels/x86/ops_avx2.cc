@@ -14,10 +14,14 @@
 // 32-bit lanes. A row is done here only when every y fits int32 (the driver
 // checks the bound), so the int32 narrowing, the saturating packs and the
 // int8 clamp to [lo, hi] equal clamp(y, lo, hi).
-// Lut int8 -> int8: the 256-entry table as 16 vpshufb tables of 16; index
-// i = x + 128: every table looks up the low 4 bits of i, then a tree of
-// 15 vpblendvb keeps table i >> 4 (bits 4, 5, 6, 7 of i, each shifted to
-// bit 7 of its byte, select within pairs).
+// Lut int8 -> int8: the 256-entry table (index i = x + 128) as 16 rows
+// T_k of 16 and their differences D_k = T_k ^ T_(k-1) (D_0 = T_0, D_8 =
+// T_8). Within a half of 128 entries, with s its index as a signed byte
+// (x ^ 0x80 for the low half, x for the high one; negative outside it),
+// vpshufb(D_k, s - 16k) (subtraction saturating at -128) is D_k[i & 15]
+// where i >> 4 >= k and 0 elsewhere (a negative index byte reads 0), so the
+// XOR over k of both halves is T_(i >> 4)[i & 15]: 16 vpshufb, 14
+// vpsubsb, 16 vpxor per 32 bytes.
 // Max of int8 rows (max pooling): vpmaxsb over the taps, clamp, 32 per store.
 // Sums of int8 rows (average pooling): 8 channels widened to int32 per add.
 #include <immintrin.h>
@@ -123,22 +127,24 @@ int64_t eltwise_row_avx2(const EltwiseRowS8& r) {
 }
 
 int64_t lut_row_avx2(const int8_t* in, int8_t* out, int64_t n, const int8_t* table) {
-  __m256i t[16];
+  __m256i d[16];
   for (int k = 0; k < 16; ++k)
-    t[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k)));
-  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), low = _mm256_set1_epi8(0x0F);
+    d[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k)));
+  for (int k = 15; k > 0; --k)
+    if (k != 8) d[k] = _mm256_xor_si256(d[k], d[k - 1]);
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), step = _mm256_set1_epi8(16);
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    const __m256i idx = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i)), flip);
-    const __m256i lo4 = _mm256_and_si256(idx, low);
-    __m256i r[16];
-    for (int k = 0; k < 16; ++k) r[k] = _mm256_shuffle_epi8(t[k], lo4);
-    // Index bit b (4..7) shifted to bit 7 of its byte selects between pairs.
-    for (int b = 4, m = 8; b < 8; ++b, m /= 2) {
-      const __m256i sel = _mm256_slli_epi16(idx, 7 - b);
-      for (int k = 0; k < m; ++k) r[k] = _mm256_blendv_epi8(r[2 * k], r[2 * k + 1], sel);
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+    __m256i s_lo = _mm256_xor_si256(x, flip), s_hi = x;
+    __m256i r = _mm256_xor_si256(_mm256_shuffle_epi8(d[0], s_lo), _mm256_shuffle_epi8(d[8], s_hi));
+    for (int k = 1; k < 8; ++k) {
+      s_lo = _mm256_subs_epi8(s_lo, step);
+      s_hi = _mm256_subs_epi8(s_hi, step);
+      r = _mm256_xor_si256(r, _mm256_xor_si256(_mm256_shuffle_epi8(d[k], s_lo),
+                                               _mm256_shuffle_epi8(d[8 + k], s_hi)));
     }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), r[0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), r);
   }
   return i;
 }
