@@ -85,6 +85,14 @@ void unpin_buffers(Run* run) {
 
 }  // namespace
 
+// A CPU step of a task (Engine::post_cpu): run once, by a pool worker or by
+// a thread waiting for the task, whichever claims it first.
+struct CpuStep {
+  std::function<void()> fn;
+  std::atomic<bool> taken{false};
+  bool claim() { return !taken.exchange(true); }
+};
+
 class Task {
  public:
   enum class State { kOpen, kQueued, kRunning, kDone };
@@ -103,6 +111,12 @@ class Task {
   // returns; a user thread's release waits for it (the process may exit,
   // and the device go, right after the release).
   bool submitting = false;
+  // The task's last posted CPU step (at most one is in flight), which a
+  // thread in wait_task without a timeout runs itself if no pool worker has
+  // taken it (no hand-over to the pool and back); `helpers` such threads
+  // are waiting: a step posted meanwhile goes to them alone.
+  std::shared_ptr<CpuStep> step;
+  int helpers = 0;
 
   // Owned by the thread running the current step.
   std::vector<Run> runs;
@@ -197,8 +211,8 @@ class Engine {
     {
       std::lock_guard<std::mutex> tl(t->mu);
       t->state = Task::State::kRunning;
+      t->start_ns = now_ns();
     }
-    t->start_ns = now_ns();
     advance(t);
   }
 
@@ -256,12 +270,38 @@ class Engine {
         fc_timeout_us_(env().fc_timeout_us),
         pool_(env().max_thread_num, env().spin_ns) {}
 
+  // Hands a CPU step to a waiting thread of the task (Task::step) or to the
+  // pool, where a thread that starts waiting later may still take it first.
   void post_cpu(const std::shared_ptr<Task>& t, std::function<void()> fn) {
-    pool_.post(t->ctrl.priority, [fn = std::move(fn)] {
+    auto step = std::make_shared<CpuStep>();
+    step->fn = std::move(fn);
+    bool helped;
+    {
+      std::lock_guard<std::mutex> lk(t->mu);
+      t->step = step;
+      helped = t->helpers > 0;
+    }
+    if (helped) return t->cv.notify_all();
+    pool_.post(t->ctrl.priority, [t, step] {
       t_library_thread = true;
-      fn();
+      run_step(t.get(), *step);
     });
   }
+
+ public:
+  // Runs a claimed step: empties the task's slot first (the step's function
+  // holds the task), then runs the function on this thread.
+  static void run_step(Task* t, CpuStep& step) {
+    if (!step.claim()) return;
+    std::function<void()> fn = std::move(step.fn);
+    {
+      std::lock_guard<std::mutex> lk(t->mu);
+      if (t->step.get() == &step) t->step.reset();
+    }
+    fn();
+  }
+
+ private:
 
   static uint64_t step_input_copies(Run& run) {
     const uint64_t t0 = now_ns();
@@ -390,6 +430,11 @@ class Engine {
     const uint64_t end = now_ns();
     if (status != kOk && !t->cancel.load()) OBPU_LOGE("task failed: %s", msg.c_str());
     if (profiler::enabled() && status == kOk) profiler::record_task(t->start_ns - t->submit_ns, end - t->start_ns, t->bpu_ns, t->cpu_ns);
+    if (status == kOk && t->runs.size() == 1) {
+      std::atomic<uint64_t>& usual = t->runs[0].model->usual_run_ns;
+      const uint64_t d = end - t->start_ns, old = usual.load(std::memory_order_relaxed);
+      usual.store(old == 0 ? d : old - old / 8 + d / 8, std::memory_order_relaxed);
+    }
     std::function<void(int32_t)> cb;
     {
       std::lock_guard<std::mutex> lk(t->mu);
@@ -765,6 +810,55 @@ size_t task_run_count(Task* t) { return t->runs.size(); }
 
 Model* task_run_model(Task* t, size_t run) { return run < t->runs.size() ? t->runs[run].model : nullptr; }
 
+// How late a thread sleeping until a given time runs again (smoothed; a
+// VM's idle virtual CPU takes tens of microseconds).
+std::atomic<uint64_t> g_wake_late_ns{50'000};
+
+// A waiter's sleep ahead of the task's expected end (lk holds t->mu): when
+// its model's usual run time is known, until 7/8 of it after the task's
+// start less the wake-up lateness; returns how long to poll then (up to an
+// eighth of the usual time more than OPENBPU_SPIN_US). A thread woken by the
+// completion itself pays a thread switch on top of the task's time; one
+// polling when it comes does not. OPENBPU_SPIN_US=0 turns this off.
+template <class Ready>
+uint64_t sleep_until_near_end(Task* t, std::unique_lock<std::mutex>& lk, const Ready& ready) {
+  const uint64_t spin = env().spin_ns;
+  if (spin == 0 || t->state != Task::State::kRunning || t->runs.size() != 1 || ready()) return spin;
+  const uint64_t usual = t->runs[0].model->usual_run_ns.load(std::memory_order_relaxed);
+  const uint64_t late = g_wake_late_ns.load(std::memory_order_relaxed);
+  const uint64_t target = t->start_ns + usual - usual / 8 - std::min(late, usual - usual / 8);
+  if (usual == 0 || target <= now_ns() + spin) return spin + usual / 8;
+  const std::chrono::steady_clock::time_point until{std::chrono::nanoseconds(target)};  // (now_ns's clock)
+  if (!t->cv.cv().wait_until(lk, until, ready)) {  // timed out: a lateness sample
+    const uint64_t now = now_ns(), sample = now > target ? now - target : 0;
+    g_wake_late_ns.store(late - late / 8 + std::min<uint64_t>(sample, 1'000'000) / 8, std::memory_order_relaxed);
+  }
+  return spin + usual / 8 + late;
+}
+
+// A wait without a timeout (lk holds t->mu): runs the task's CPU steps on
+// this thread as they are posted (Task::step) until done() holds.
+template <class Done>
+void help_until_done(Task* t, std::unique_lock<std::mutex>& lk, const Done& done) {
+  auto step_ready = [t] { return t->step != nullptr && !t->step->taken.load(); };
+  auto ready = [&] { return done() || step_ready(); };
+  ++t->helpers;
+  for (;;) {
+    const uint64_t poll_ns = sleep_until_near_end(t, lk, ready);
+    if (!ready()) t->cv.poll(lk, poll_ns);  // briefly, before sleeping
+    t->cv.cv().wait(lk, ready);
+    if (done()) break;
+    const std::shared_ptr<CpuStep> step = t->step;
+    lk.unlock();
+    {
+      const LibraryThreadScope scope;
+      Engine::run_step(t, *step);
+    }
+    lk.lock();
+  }
+  --t->helpers;
+}
+
 Status wait_task(Task* t, int32_t timeout_ms) {
   std::unique_lock<std::mutex> lk(t->mu);
   if (t->state == Task::State::kOpen)
@@ -775,11 +869,12 @@ Status wait_task(Task* t, int32_t timeout_ms) {
   auto done = [t, self] {
     return t->state == Task::State::kDone && (!t->callback_running || t->callback_thread == self);
   };
-  if (!done()) t->cv.poll(lk, env().spin_ns);  // briefly, before sleeping
-  if (timeout_ms <= 0) {
-    t->cv.cv().wait(lk, done);
-  } else if (!t->cv.cv().wait_for(lk, std::chrono::milliseconds(timeout_ms), done)) {
-    return Status(kTimeout, "task not done within " + std::to_string(timeout_ms) + " ms");
+  if (timeout_ms > 0) {
+    if (!done()) t->cv.poll(lk, env().spin_ns);  // briefly, before sleeping
+    if (!t->cv.cv().wait_for(lk, std::chrono::milliseconds(timeout_ms), done))
+      return Status(kTimeout, "task not done within " + std::to_string(timeout_ms) + " ms");
+  } else {
+    help_until_done(t, lk, done);
   }
   if (t->status != kOk) return Status(t->status, t->error);
   return Status::Ok();

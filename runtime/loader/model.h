@@ -113,6 +113,9 @@ class Model {
   // BPU cores each run occupies: the core_num the programs were compiled
   // for (1, or 2 on bernoulli2; docs/scheduling.md).
   int core_num = 1;
+  // Host time of this model's one-run tasks, start to end, smoothed (the
+  // engine's waits wake up ahead of a task's expected end; 0 = none yet).
+  std::atomic<uint64_t> usual_run_ns{0};
 
   // Arena plan: offset of every tensor that lives in the arena (-1 = bound to
   // a user buffer), and staging slots for model inputs/outputs.
