@@ -152,6 +152,9 @@ struct GemmArgs {
   // The rows and the values they point to are those of this thread's
   // previous call (ConvIsa::tiles_outer: the next channel block of a tile).
   bool same_rows = false;
+  // ConvIsa::gemm_scratch bytes (64-byte aligned) of this thread's
+  // workspace, kept between the calls of one task (nullptr: none asked).
+  uint8_t* scratch = nullptr;
 };
 
 // Depthwise rows: for each of npix output pixels, taps pointers to its input
@@ -325,6 +328,10 @@ struct ConvIsa {
   // block's tiles) and says so in GemmArgs::same_rows: the kernel may keep
   // what it prepared from the rows.
   bool tiles_outer = false;
+  // Optional: the scratch bytes the gemm kernels need for tiles of `taps`
+  // taps of cin_pad (GemmArgs::scratch; sized before the first run, like
+  // the driver's own workspaces, so that later runs allocate nothing).
+  size_t (*gemm_scratch)(int taps, int cin_pad) = nullptr;
 };
 
 // Instruction set parts (defined when compiled in for the target).

@@ -201,7 +201,7 @@ HelperPool& pool_for_this_thread() {
 
 // Per-thread scratch.
 struct Workspace {
-  AlignedBuf dense, zero, acc, col, ring;
+  AlignedBuf dense, zero, acc, col, ring, scratch;
   AlignedBuf rows, px, outp;  // pointer arrays (grow<T>), written before read
 };
 Workspace& workspace() {
@@ -219,6 +219,7 @@ T* grow(AlignedBuf& b, size_t n) {
 // thread sizes its workspace to it first.
 struct Needs {
   size_t rows = 0, px = 0, outp = 0, acc_bytes = 0, col_bytes = 0, ring_bytes = 0;
+  size_t scratch_bytes = 0;  // ConvIsa::gemm_scratch
 };
 void size_workspace(const void* n) {
   const Needs& need = *static_cast<const Needs*>(n);
@@ -229,6 +230,7 @@ void size_workspace(const void* n) {
   w.acc.get(need.acc_bytes);
   w.col.get(need.col_bytes);
   w.ring.get(need.ring_bytes);
+  w.scratch.get(need.scratch_bytes);
 }
 
 template <class F>
@@ -1650,6 +1652,7 @@ void GemmRun::task(int ti) const {
   int8_t** outp = fused ? grow<int8_t*>(tw.outp, needs.outp) : nullptr;
   int32_t* acc = fused ? nullptr : reinterpret_cast<int32_t*>(tw.acc.get(needs.acc_bytes));
   uint8_t* col = band == Band::kIm2col || p.columns ? tw.col.get(needs.col_bytes) : nullptr;
+  uint8_t* scratch = needs.scratch_bytes != 0 ? tw.scratch.get(needs.scratch_bytes) : nullptr;
   int64_t lo = 0, hi = 0, per_img = 0;
   uint8_t* bandp = nullptr;
   if (band == Band::kRowTap || band == Band::kTaps) {
@@ -1674,6 +1677,7 @@ void GemmRun::task(int ti) const {
       a.rq = &rq;
     }
     a.same_rows = same_rows;
+    a.scratch = scratch;
     gemm(a);
   };
   if (isa.tiles_outer) {
@@ -1801,6 +1805,7 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
   r.needs.outp = fused ? static_cast<size_t>(chunk_px_all) : 0;
   r.needs.acc_bytes = fused ? 0 : static_cast<size_t>(chunk_px_all) * max_acc_stride * 4 + 64;
   r.needs.col_bytes = p.im2col ? static_cast<size_t>(chunk_px_all) * p.cin_pad * es + 64 : 0;
+  r.needs.scratch_bytes = isa.gemm_scratch != nullptr ? isa.gemm_scratch(p.taps, p.cin_pad) : 0;
   if (p.columns)  // a chunk's output rows (at most one partial row at each end)
     r.needs.col_bytes = static_cast<size_t>(((chunk_px_all + g.ow - 1) / g.ow + 1) * r.wp *
                                             g.kh * r.cs * es + (p.cin_pad + 64) * es);

@@ -467,7 +467,7 @@ inline void amx_rows64(const void* const* r, int off, int n, uint8_t* dst) {
 }
 
 // The A operand of one tap's 16-pixel half: rows at src, `stride` apart
-// (in place, or gathered into AmxRows::data), and the tap's last partial
+// (in place, or gathered into the thread's scratch), and the tap's last partial
 // chunk (cin_pad not a multiple of 64) as 16 rows of 64 bytes, zero past
 // cin_pad.
 struct AmxHalf {
@@ -475,30 +475,22 @@ struct AmxHalf {
   int stride;
   const uint8_t* tail;
 };
-// One thread's A operands of its last tile, kept while the driver runs the
-// tile's other channel blocks (GemmArgs::same_rows). Grown, never shrunk.
-struct AmxRows {
-  uint8_t* data = nullptr;
-  size_t cap = 0;
-  AmxHalf* halves = nullptr;
-  size_t halves_cap = 0;
-  const void* const* rows = nullptr;  // the tile prepared (nullptr: none)
-  int taps = 0, cin_pad = 0;
-  ~AmxRows() {
-    std::free(data);
-    std::free(halves);
-  }
+// A thread's prepared A operands of its last tile, kept in GemmArgs::scratch
+// while the driver runs the tile's other channel blocks (same_rows): the
+// 2 * taps halves, then per half 16 gathered rows of cin_pad rounded up to
+// 64 and the 16 x 64-byte tail (amx_scratch bytes).
+struct AmxLayout {
+  AmxHalf* halves;
+  uint8_t* data;
+  size_t per_half;
 };
-
-// Grows a thread buffer to n bytes (64-byte aligned; out of memory aborts,
-// as the driver's workspaces do: AlignedBuf in conv_driver.cc).
-template <class T>
-void amx_grow(T*& p, size_t& cap, size_t n) {
-  if (n <= cap) return;
-  void* q = nullptr;
-  if (::posix_memalign(&q, 64, n) != 0) std::abort();
-  std::free(p);
-  p = static_cast<T*>(q), cap = n;
+inline size_t amx_halves_bytes(int taps) { return (sizeof(AmxHalf) * 2 * taps + 63) / 64 * 64; }
+inline size_t amx_per_half(int cin_pad) { return size_t{16} * ((cin_pad + 63) / 64 * 64 + 64); }
+inline AmxLayout amx_layout(uint8_t* scratch, int taps, int cin_pad) {
+  return {reinterpret_cast<AmxHalf*>(scratch), scratch + amx_halves_bytes(taps), amx_per_half(cin_pad)};
+}
+size_t amx_scratch(int taps, int cin_pad) {
+  return amx_halves_bytes(taps) + amx_per_half(cin_pad) * 2 * static_cast<size_t>(taps);
 }
 
 // Prepares every tap's two halves (cin_pad a multiple of 4): a half whose
@@ -507,15 +499,12 @@ void amx_grow(T*& p, size_t& cap, size_t n) {
 // rows of cin_pad rounded up to 64, zero past cin_pad). A tap's last
 // partial chunk reads a zero-padded copy; its A bytes past cin_pad are
 // zero, so the weight rows past the tap (the next tap's) add nothing.
-void amx_prepare(const GemmArgs& a, AmxRows& c) {
+void amx_prepare(const GemmArgs& a, const AmxLayout& c) {
   const int cp = a.cin_pad, full = cp / 64 * 64, cp64 = (cp + 63) / 64 * 64;
-  const size_t per_half = static_cast<size_t>(16) * (cp64 + 64);
-  amx_grow(c.data, c.cap, per_half * 2 * a.taps);
-  amx_grow(c.halves, c.halves_cap, sizeof(AmxHalf) * 2 * a.taps);
   for (int t = 0; t < a.taps; ++t)
     for (int h = 0; h < 2; ++h) {
       const void* const* r = a.rows + t * kAmxMr + 16 * h;
-      uint8_t* d = c.data + per_half * (2 * t + h);
+      uint8_t* d = c.data + c.per_half * (2 * t + h);
       uint8_t* tail = d + 16 * cp64;
       AmxHalf& o = c.halves[2 * t + h];
       const int64_t step = uniform_step(r);
@@ -530,13 +519,12 @@ void amx_prepare(const GemmArgs& a, AmxRows& c) {
       }
       if (full < cp) amx_rows64(r, full, cp - full, tail);
     }
-  c.rows = a.rows, c.taps = a.taps, c.cin_pad = cp;
 }
 
 // The products of every tap from the prepared halves; the weight rows past
 // K (after the last tap's partial chunk) from a zeroed copy, never past the
 // block.
-void amx_taps(const GemmArgs& a, const AmxRows& c) {
+void amx_taps(const GemmArgs& a, const AmxLayout& c) {
   const int cp = a.cin_pad, full = cp / 64 * 64;
   const uint8_t* w = static_cast<const uint8_t*>(a.w);
   alignas(64) uint8_t btail[16 * 128];
@@ -563,10 +551,8 @@ void gemm_amx(const GemmArgs& a) {
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
-  thread_local AmxRows prepared;
-  const bool same = a.same_rows && prepared.rows == a.rows && prepared.taps == a.taps &&
-                    prepared.cin_pad == a.cin_pad;
-  if (!same) amx_prepare(a, prepared);
+  const AmxLayout prepared = amx_layout(a.scratch, a.taps, a.cin_pad);
+  if (!a.same_rows) amx_prepare(a, prepared);
   amx_taps(a, prepared);
   if (!kFused) {
     const int stride = a.acc_stride * 4;
@@ -909,6 +895,7 @@ const ConvIsa& amx_isa() {
     i.gemm_q = gemm_amx<true>;
     i.mr2 = 0, i.gemm2 = nullptr, i.gemm2_q = nullptr;
     i.tiles_outer = true;
+    i.gemm_scratch = amx_scratch;
     return i;
   }();
   return isa;
