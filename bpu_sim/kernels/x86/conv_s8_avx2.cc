@@ -455,10 +455,14 @@ void epilogue_avx2(const EpilogueArgs& a) {
   }
 }
 
-// Flat depthwise 1x1 (kernels.h, DwFlatArgs). Per 32-byte chunk of the
-// period: for each of 4 vectors of 8 int32 lanes (bytes 8v..8v+7), the
-// weight, bias, M, M of the next lane, r32 and sh32; then the 32-byte mask of
-// the bytes to write (channel < C).
+// Flat depthwise 1x1 (kernels.h, DwFlatArgs). A 32-byte header (byte 0:
+// the requantization, FlatKind), then per 32-byte chunk of the period: for
+// each of 4 vectors of 8 lanes (bytes 8v..8v+7) 6 arrays of 8 values (kInt:
+// the weight, bias, M, M of the next lane, r32 and sh32; kFloat / kFloat3:
+// weight, bias, hi and lo of float_requant as floats, two unused); then the
+// 32-byte mask of the bytes to write (channel < C).
+enum FlatKind : uint8_t { kFlatInt = 0, kFlatFloat = 1, kFlatFloat3 = 2 };
+constexpr int kFlatHeader = 32;
 constexpr int kFlatChunkInts = 4 * 6 * 8;
 constexpr int kFlatChunkBytes = kFlatChunkInts * 4 + 32;
 int flat_period(int p) {
@@ -470,29 +474,40 @@ int flat_period(int p) {
   }
   return p / a * 32;  // lcm(p, 32)
 }
+// The 6 x 8 values of lane l of one vector (vq) for channel ch (< 0: padding).
+void flat_lane(const DwFlatPackArgs& a, FlatKind kind, int ch, int next, int l, int32_t* vq) {
+  const bool in = ch >= 0;
+  const int c0 = in ? ch : 0, nc = next >= 0 ? next : 0;
+  if (kind == kFlatInt) {
+    const int32_t v[6] = {in ? a.w[c0] : 0, a.bias[c0], a.mult[c0], a.mult[nc], a.r32[c0], a.sh32[c0]};
+    for (int k = 0; k < 6; ++k) vq[k * 8 + l] = v[k];
+    return;
+  }
+  float* f = reinterpret_cast<float*>(vq);
+  const float v[4] = {in ? a.w[c0] : 0.0f, in ? static_cast<float>(a.bias[c0]) : 0.0f,
+                      in ? a.fhi[c0] : 0.0f, in ? a.flo[c0] : 0.0f};
+  for (int k = 0; k < 4; ++k) f[k * 8 + l] = v[k];
+}
 size_t dwflat_pack_avx2(const DwFlatPackArgs& a, void* dst) {
   const int period = flat_period(a.p);
   if (period > 2048) return 0;
   const int chunks = period / 32;
-  const size_t bytes = static_cast<size_t>(chunks) * kFlatChunkBytes;
+  const size_t bytes = kFlatHeader + static_cast<size_t>(chunks) * kFlatChunkBytes;
+  const FlatKind kind = a.fhi == nullptr ? kFlatInt : a.float3 ? kFlatFloat3 : kFlatFloat;
+  if (kind != kFlatInt && a.float_out != nullptr) *a.float_out = true;
   if (dst == nullptr) return bytes;
   uint8_t* o = static_cast<uint8_t*>(dst);
+  std::memset(o, 0, kFlatHeader);
+  o[0] = kind;
+  o += kFlatHeader;
   for (int j = 0; j < chunks; ++j) {
     int32_t* q = reinterpret_cast<int32_t*>(o);
+    std::memset(q, 0, kFlatChunkInts * 4);
     for (int v = 0; v < 4; ++v)
       for (int l = 0; l < 8; ++l) {
         const int ch = (32 * j + 8 * v + l) % a.p;
         const int next = (32 * j + 8 * v + (l < 7 ? l + 1 : l)) % a.p;
-        const bool in = ch < a.c;
-        const int nc = next < a.c ? next : 0;
-        const int c0 = in ? ch : 0;
-        int32_t* vq = q + v * 48;
-        vq[0 * 8 + l] = in ? a.w[c0] : 0;
-        vq[1 * 8 + l] = a.bias[c0];
-        vq[2 * 8 + l] = a.mult[c0];
-        vq[3 * 8 + l] = a.mult[nc];
-        vq[4 * 8 + l] = a.r32[c0];
-        vq[5 * 8 + l] = a.sh32[c0];
+        flat_lane(a, kind, ch < a.c ? ch : -1, next < a.c ? next : -1, l, q + v * 48);
       }
     uint8_t* keep = o + kFlatChunkInts * 4;
     for (int i = 0; i < 32; ++i) keep[i] = (32 * j + i) % a.p < a.c ? 0xff : 0;
@@ -500,9 +515,26 @@ size_t dwflat_pack_avx2(const DwFlatPackArgs& a, void* dst) {
   }
   return bytes;
 }
-int64_t dwflat_avx2(const DwFlatArgs& a) {
+// 8 requantized int32 of the inputs at in, with vector q's constants.
+template <int kKind>
+inline __m256i flat8(const int8_t* in, const int32_t* q) {
+  const __m256i x = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(in)));
+  if constexpr (kKind != kFlatInt) {  // float(x) * w + bias is exact (the plan's bound)
+    const float* f = reinterpret_cast<const float*>(q);
+    const __m256 acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(x), _mm256_loadu_ps(f), _mm256_loadu_ps(f + 8));
+    if constexpr (kKind == kFlatFloat3) return rq_float3_ps(acc, _mm256_loadu_ps(f + 16));
+    return rq_float_ps(acc, _mm256_loadu_ps(f + 16), _mm256_loadu_ps(f + 24));
+  }
+  const __m256i acc = _mm256_add_epi32(_mm256_mullo_epi32(x, ld8(q)), ld8(q + 8));
+  const __m256i e = _mm256_mul_epi32(acc, ld8(q + 16));
+  const __m256i o = _mm256_mul_epi32(_mm256_srli_epi64(acc, 32), ld8(q + 24));
+  const __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(e, 32), o, 0xAA);
+  return _mm256_srav_epi32(_mm256_add_epi32(h, ld8(q + 32)), ld8(q + 40));
+}
+template <int kKind>
+int64_t dwflat_rows(const DwFlatArgs& a) {
   const int chunks = flat_period(a.p) / 32;
-  const uint8_t* pack = static_cast<const uint8_t*>(a.pack);
+  const uint8_t* pack = static_cast<const uint8_t*>(a.pack) + kFlatHeader;
   const __m256i lo = _mm256_set1_epi8(static_cast<char>(a.lo)),
                 hi = _mm256_set1_epi8(static_cast<char>(a.hi));
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
@@ -511,16 +543,7 @@ int64_t dwflat_avx2(const DwFlatArgs& a) {
   for (; i + 32 <= a.n; i += 32, j = j + 1 == chunks ? 0 : j + 1) {
     const uint8_t* cp = pack + static_cast<size_t>(j) * kFlatChunkBytes;
     __m256i y[4];
-    for (int v = 0; v < 4; ++v) {
-      const int32_t* q = reinterpret_cast<const int32_t*>(cp) + v * 48;
-      const __m256i x =
-          _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a.in + i + 8 * v)));
-      const __m256i acc = _mm256_add_epi32(_mm256_mullo_epi32(x, ld8(q)), ld8(q + 8));
-      const __m256i e = _mm256_mul_epi32(acc, ld8(q + 16));
-      const __m256i o = _mm256_mul_epi32(_mm256_srli_epi64(acc, 32), ld8(q + 24));
-      const __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(e, 32), o, 0xAA);
-      y[v] = _mm256_srav_epi32(_mm256_add_epi32(h, ld8(q + 32)), ld8(q + 40));
-    }
+    for (int v = 0; v < 4; ++v) y[v] = flat8<kKind>(a.in + i + 8 * v, reinterpret_cast<const int32_t*>(cp) + v * 48);
     __m256i r = _mm256_permutevar8x32_epi32(
         _mm256_packs_epi16(_mm256_packs_epi32(y[0], y[1]), _mm256_packs_epi32(y[2], y[3])), order);
     r = _mm256_min_epi8(_mm256_max_epi8(r, lo), hi);
@@ -529,6 +552,15 @@ int64_t dwflat_avx2(const DwFlatArgs& a) {
     _mm256_storeu_si256(op, _mm256_blendv_epi8(_mm256_loadu_si256(op), r, keep));
   }
   return i;
+}
+int64_t dwflat_avx2(const DwFlatArgs& a) {
+  const uint8_t kind = static_cast<const uint8_t*>(a.pack)[0];
+  if (kind == kFlatInt) return dwflat_rows<kFlatInt>(a);
+  const unsigned csr = _mm_getcsr();
+  _mm_setcsr((csr & ~0x6000u) | 0x2000u);  // float_requant: rounding toward -infinity
+  const int64_t done = kind == kFlatFloat3 ? dwflat_rows<kFlatFloat3>(a) : dwflat_rows<kFlatFloat>(a);
+  _mm_setcsr(csr);
+  return done;
 }
 
 // dw4 multiply-accumulate: vpmaddubsw (unsigned x signed byte pairs to

@@ -11,16 +11,20 @@
 namespace openbpu::sim::kern {
 namespace {
 
-// int(fma(float(acc), hi, float(acc) * lo) + 1/2).
-inline __m256i rq_float(__m256i acc, __m256 hi, __m256 lo) {
-  const __m256 x = _mm256_cvtepi32_ps(acc);
+// int(fma(x, hi, x * lo) + 1/2) of x = float(acc) (an accumulator already
+// in fp32 for the _ps forms: an exact integer).
+inline __m256i rq_float_ps(__m256 x, __m256 hi, __m256 lo) {
   const __m256 z = _mm256_fmadd_ps(x, hi, _mm256_mul_ps(x, lo));
   return _mm256_cvtps_epi32(_mm256_add_ps(z, _mm256_set1_ps(0.5f)));
 }
-// The 3-operation form (every lo == 0): int(fma(float(acc), hi, 1/2)).
-inline __m256i rq_float3(__m256i acc, __m256 hi) {
-  return _mm256_cvtps_epi32(_mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), hi, _mm256_set1_ps(0.5f)));
+inline __m256i rq_float(__m256i acc, __m256 hi, __m256 lo) {
+  return rq_float_ps(_mm256_cvtepi32_ps(acc), hi, lo);
 }
+// The 3-operation form (every lo == 0): int(fma(x, hi, 1/2)).
+inline __m256i rq_float3_ps(__m256 x, __m256 hi) {
+  return _mm256_cvtps_epi32(_mm256_fmadd_ps(x, hi, _mm256_set1_ps(0.5f)));
+}
+inline __m256i rq_float3(__m256i acc, __m256 hi) { return rq_float3_ps(_mm256_cvtepi32_ps(acc), hi); }
 
 // The same of 4 lanes.
 inline __m128i rq_float(__m128i acc, __m128 hi, __m128 lo) {
