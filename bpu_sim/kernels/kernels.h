@@ -149,8 +149,9 @@ struct GemmArgs {
   int8_t* const* out = nullptr;
   int co0 = 0, n = 0;
   const RequantParams* rq = nullptr;
-  // The rows and the values they point to are those of this thread's
-  // previous call (ConvIsa::tiles_outer: the next channel block of a tile).
+  // An earlier call of this task ran the same tile (rows and the values
+  // they point to) with another channel block and left what it prepared
+  // from them in `scratch` (ConvIsa::tiles_outer).
   bool same_rows = false;
   // ConvIsa::gemm_scratch bytes (64-byte aligned) of this thread's
   // workspace, kept between the calls of one task (nullptr: none asked).
@@ -326,7 +327,9 @@ struct ConvIsa {
   bool float_mxcsr = false;
   // The driver runs each tile's channel blocks one after another (else each
   // block's tiles) and says so in GemmArgs::same_rows: the kernel may keep
-  // what it prepared from the rows.
+  // what it prepared from the rows in GemmArgs::scratch. Where a task's
+  // tiles' scratch fits 1 MiB together it gives each tile its own and runs
+  // each block's tiles (every weight block read once per task).
   bool tiles_outer = false;
   // Optional: the scratch bytes the gemm kernels need for tiles of `taps`
   // taps of cin_pad (GemmArgs::scratch; sized before the first run, like

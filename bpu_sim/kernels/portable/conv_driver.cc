@@ -1204,6 +1204,10 @@ struct GemmRun {
   int64_t cs = 0;  // band pixel stride in elements
   int64_t hp = 0, wp = 0;  // row-tap geometry
   int64_t pixels = 0, tiles = 0, chunk_tiles = 0, chunks = 0;
+  // ConvIsa::gemm_scratch per tile, and whether a task keeps every tile's
+  // (blocks outer: each weight block streamed once per task).
+  size_t tile_scratch = 0;
+  bool scratch_slots = false;
   const int8_t* src = nullptr;
   const uint8_t* src_end = nullptr;  // end of the input's region
   const uint8_t* zero = nullptr;
@@ -1677,10 +1681,13 @@ void GemmRun::task(int ti) const {
       a.rq = &rq;
     }
     a.same_rows = same_rows;
-    a.scratch = scratch;
+    a.scratch = scratch_slots ? scratch + (t - t0) * tile_scratch : scratch;
     gemm(a);
   };
-  if (isa.tiles_outer) {
+  if (scratch_slots) {  // every tile prepared in its own slot by the first block
+    for (int b = b0; b < b1; ++b)
+      for (int64_t t = t0; t < t1; ++t) tile(b, t, b > b0);
+  } else if (isa.tiles_outer) {
     for (int64_t t = t0; t < t1; ++t)
       for (int b = b0; b < b1; ++b) tile(b, t, b > b0);
   } else {
@@ -1805,7 +1812,13 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
   r.needs.outp = fused ? static_cast<size_t>(chunk_px_all) : 0;
   r.needs.acc_bytes = fused ? 0 : static_cast<size_t>(chunk_px_all) * max_acc_stride * 4 + 64;
   r.needs.col_bytes = p.im2col ? static_cast<size_t>(chunk_px_all) * p.cin_pad * es + 64 : 0;
-  r.needs.scratch_bytes = isa.gemm_scratch != nullptr ? isa.gemm_scratch(p.taps, p.cin_pad) : 0;
+  // A chunk's tiles each keep their prepared operands when that fits half an
+  // L2 beside a weight block: 7x7 and 14x14 maps of 256-512 channels, whose
+  // weights (0.6-2.4 MB) would otherwise be streamed once per tile.
+  r.tile_scratch = isa.gemm_scratch != nullptr ? isa.gemm_scratch(p.taps, p.cin_pad) : 0;
+  r.scratch_slots = r.tile_scratch != 0 && isa.tiles_outer && p.nblk > 1 &&
+                    static_cast<size_t>(r.chunk_tiles) * r.tile_scratch <= (size_t{1} << 20);
+  r.needs.scratch_bytes = r.scratch_slots ? r.tile_scratch * r.chunk_tiles : r.tile_scratch;
   if (p.columns)  // a chunk's output rows (at most one partial row at each end)
     r.needs.col_bytes = static_cast<size_t>(((chunk_px_all + g.ow - 1) / g.ow + 1) * r.wp *
                                             g.kh * r.cs * es + (p.cin_pad + 64) * es);
