@@ -815,25 +815,28 @@ Model* task_run_model(Task* t, size_t run) { return run < t->runs.size() ? t->ru
 std::atomic<uint64_t> g_wake_late_ns{50'000};
 
 // A waiter's sleep ahead of the task's expected end (lk holds t->mu): when
-// its model's usual run time is known, until 7/8 of it after the task's
-// start less the wake-up lateness; returns how long to poll then (up to an
-// eighth of the usual time more than OPENBPU_SPIN_US). A thread woken by the
-// completion itself pays a thread switch on top of the task's time; one
-// polling when it comes does not. OPENBPU_SPIN_US=0 turns this off.
+// its model's usual run time is known, until that long after the task's
+// start less a margin for the run time's variation (an eighth of it, at
+// most kMaxJitterNs) and the wake-up lateness; returns how long to poll
+// then (OPENBPU_SPIN_US, twice the margin and the lateness). A thread woken
+// by the completion itself pays a thread switch on top of the task's time;
+// one polling when it comes does not. OPENBPU_SPIN_US=0 turns this off.
+constexpr uint64_t kMaxJitterNs = 200'000;
 template <class Ready>
 uint64_t sleep_until_near_end(Task* t, std::unique_lock<std::mutex>& lk, const Ready& ready) {
   const uint64_t spin = env().spin_ns;
   if (spin == 0 || t->state != Task::State::kRunning || t->runs.size() != 1 || ready()) return spin;
   const uint64_t usual = t->runs[0].model->usual_run_ns.load(std::memory_order_relaxed);
   const uint64_t late = g_wake_late_ns.load(std::memory_order_relaxed);
-  const uint64_t target = t->start_ns + usual - usual / 8 - std::min(late, usual - usual / 8);
-  if (usual == 0 || target <= now_ns() + spin) return spin + usual / 8;
+  const uint64_t jitter = std::min(usual / 8, kMaxJitterNs);
+  const uint64_t target = t->start_ns + usual - std::min(usual, jitter + late);
+  if (usual == 0 || target <= now_ns() + spin) return spin + 2 * jitter;
   const std::chrono::steady_clock::time_point until{std::chrono::nanoseconds(target)};  // (now_ns's clock)
   if (!t->cv.cv().wait_until(lk, until, ready)) {  // timed out: a lateness sample
     const uint64_t now = now_ns(), sample = now > target ? now - target : 0;
     g_wake_late_ns.store(late - late / 8 + std::min<uint64_t>(sample, 1'000'000) / 8, std::memory_order_relaxed);
   }
-  return spin + usual / 8 + late;
+  return spin + 2 * jitter + late;
 }
 
 // A wait without a timeout (lk holds t->mu): runs the task's CPU steps on
