@@ -51,6 +51,14 @@ const KernelTable* find_kernels(const char* name);
 // one large convolution (default 1; libdnn sets it from OPENBPU_SIM_THREADS).
 int sim_threads();
 void set_sim_threads(int n);
+// Convolutions of fewer multiply-accumulates run on one thread whatever
+// sim_threads says (default 2^21: below it handing tasks to the helpers
+// costs more than it saves; the differential tests set 0 to split all).
+int64_t sim_split_min_macs();
+void set_sim_split_min_macs(int64_t macs);
+// How long those helpers, and the thread waiting for them, poll before they
+// sleep (bpu_sim/spin.h; libdnn sets it from OPENBPU_SPIN_US; 0: at once).
+void set_sim_spin_ns(uint64_t ns);
 
 // Packed-weight cache lifetime (optional). The optimized convolutions pack
 // their weights once per instruction and cache them keyed by the constant

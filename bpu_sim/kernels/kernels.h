@@ -481,6 +481,11 @@ size_t kernel_tables(TableEntry* out, size_t max);
 // calls for OPENBPU_SIM_THREADS).
 int conv_threads();
 void set_conv_threads(int n);
+// How long the helpers and their caller poll before sleeping (default 20 us).
+void set_conv_spin_ns(uint64_t ns);
+// Convolutions below this many multiply-accumulates run on one thread.
+int64_t conv_split_min_macs();
+void set_conv_split_min_macs(int64_t macs);
 
 }  // namespace openbpu::sim::kern
 

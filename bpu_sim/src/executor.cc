@@ -51,6 +51,9 @@ const KernelTable& best_kernels() {
 
 int sim_threads() { return kern::conv_threads(); }
 void set_sim_threads(int n) { kern::set_conv_threads(n); }
+void set_sim_spin_ns(uint64_t ns) { kern::set_conv_spin_ns(ns); }
+int64_t sim_split_min_macs() { return kern::conv_split_min_macs(); }
+void set_sim_split_min_macs(int64_t macs) { kern::set_conv_split_min_macs(macs); }
 
 void pin_constants(const uint8_t* base, uint64_t size) { kern::pin_constants_impl(base, size); }
 void unpin_constants(const uint8_t* base) { kern::unpin_constants_impl(base); }

@@ -48,6 +48,7 @@ Status create(const isa::MarchInfo& march, std::unique_ptr<drv::Scheduler>* out)
     return error(kInvalidArgument, "OPENBPU_DEVICE_BACKEND='" + options.backend + "' with OPENBPU_SIM_KERNELS='" +
                                        options.backend_options.kernels + "': " + err);
   if (env().sim_threads_set) sim::set_sim_threads(env().sim_threads);  // OPENBPU_SIM_THREADS
+  sim::set_sim_spin_ns(env().spin_ns);                                 // OPENBPU_SPIN_US
   return Status::Ok();
 }
 

@@ -14,6 +14,7 @@
 #include "bpu_sim/executor.h"
 #include "bpu_sim/isa/codec.h"
 #include "schema/writer.h"
+#include "tests/bpu_sim/opt_test_util.h"
 #include "tests/common/test_models.h"
 
 namespace {
@@ -59,6 +60,7 @@ TEST(OptAlloc, NoAllocationAfterTheFirstRun) {
   m.outputs.push_back({output.data(), output.size()});
   m.constants = {data.data() + bpu->constants->offset(), bpu->constants->size()};
   m.scratch = {scratch.data(), scratch.size()};
+  const test::SplitEveryConvolution split;
   for (const KernelTable* t : available_kernels()) {
     if (std::string(t->name) == "reference") continue;
     for (int threads : {1, 2}) {

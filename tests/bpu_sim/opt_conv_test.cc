@@ -213,6 +213,7 @@ void run_cases(uint32_t seed, bool deconv, int count, bool stem = false) {
   Rng r(seed);
   const auto tables = optimized_tables();
   ASSERT_FALSE(tables.empty());
+  const SplitEveryConvolution split;
   int done = 0;
   while (done < count) {
     Case cs;
@@ -605,6 +606,7 @@ void check_generated(uint32_t seed, const std::function<bool(Rng&, int, Case*)>&
   Rng r(seed);
   const auto tables = optimized_tables();
   int done = 0;
+  const SplitEveryConvolution split;
   while (done < case_count() / 2) {
     Case cs;
     if (!make(r, done, &cs)) continue;
@@ -792,6 +794,7 @@ TEST(OptConv, Avx512VnniGemmThroughSimdeMatchesReference) {
   t.deconv = deconv_vnni_emulated;
   Rng r(777);
   int done = 0;
+  const SplitEveryConvolution split;
   while (done < case_count() / 2) {
     Case cs;
     if (!make_case(r, done % 5 == 4, &cs)) continue;

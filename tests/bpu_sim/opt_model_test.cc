@@ -119,6 +119,7 @@ void check_model(const std::vector<uint8_t>& file, const char* name, int reps) {
   rng.fill(input.data(), input.size(), false);
   const Run ref = run(p, input, reference_kernels(), 1);
   std::printf("%s: %zu instructions, reference %.1f ms\n", name, p.ins.size(), ref.ms);
+  const SplitEveryConvolution split;
   for (const KernelTable* t : optimized_tables()) {
     for (int threads : {1, 2}) {
       set_sim_threads(threads);

@@ -135,6 +135,16 @@ inline ::testing::AssertionResult same_as_reference(const isa::Instruction& ins,
 }
 
 // Every optimized table usable here (the reference itself excluded).
+// Within its scope every convolution splits over sim_threads host threads,
+// however small (the tests' layers are).
+struct SplitEveryConvolution {
+  int64_t saved = sim_split_min_macs();
+  SplitEveryConvolution() { set_sim_split_min_macs(0); }
+  ~SplitEveryConvolution() { set_sim_split_min_macs(saved); }
+  SplitEveryConvolution(const SplitEveryConvolution&) = delete;
+  SplitEveryConvolution& operator=(const SplitEveryConvolution&) = delete;
+};
+
 inline std::vector<const KernelTable*> optimized_tables() {
   std::vector<const KernelTable*> v;
   for (const KernelTable* t : available_kernels())

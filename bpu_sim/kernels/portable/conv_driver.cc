@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "bpu_sim/kernels/kernels.h"
+#include "bpu_sim/spin.h"
 
 namespace openbpu::sim::kern {
 namespace {
@@ -108,6 +109,7 @@ uint64_t hash_bytes(const uint8_t* p, size_t n, uint64_t seed) {
 // Host threads: each calling thread (a simulated core) owns helpers.
 
 std::atomic<int> g_threads{1};  // set_conv_threads (libdnn: OPENBPU_SIM_THREADS)
+std::atomic<uint64_t> g_spin_ns{20'000};  // set_conv_spin_ns (libdnn: OPENBPU_SPIN_US)
 
 class HelperPool {
  public:
@@ -148,7 +150,10 @@ class HelperPool {
     cv_.notify_all();
     work();
     std::unique_lock<std::mutex> lk(mu_);
-    done_.wait(lk, [&] { return active_ == 0; });
+    // Helpers finish within a convolution's tail: poll before sleeping (a
+    // wake-up costs tens of microseconds on a VM, as much as a small layer).
+    if (active_ != 0) done_.poll(lk, g_spin_ns.load(std::memory_order_relaxed));
+    done_.cv().wait(lk, [&] { return active_ == 0; });
   }
 
  private:
@@ -164,7 +169,9 @@ class HelperPool {
     for (;;) {
       {
         std::unique_lock<std::mutex> lk(mu_);
-        cv_.wait(lk, [&] { return stop_ || gen_ != seen; });
+        // The next convolution usually follows within microseconds.
+        if (!stop_ && gen_ == seen) cv_.poll(lk, g_spin_ns.load(std::memory_order_relaxed));
+        cv_.cv().wait(lk, [&] { return stop_ || gen_ != seen; });
         if (stop_) return;
         seen = gen_;
       }
@@ -177,7 +184,7 @@ class HelperPool {
 
   std::vector<std::thread> threads_;
   std::mutex mu_;
-  std::condition_variable cv_, done_;
+  PollingCondition cv_, done_;
   bool stop_ = false;
   uint64_t gen_ = 0;
   void (*fn_)(void*, int) = nullptr;
@@ -233,10 +240,23 @@ void size_workspace(const void* n) {
   w.scratch.get(need.scratch_bytes);
 }
 
+// Host threads for one convolution: OPENBPU_SIM_THREADS, but 1 below
+// g_split_min_macs multiply-accumulates (default 2^21), where handing tasks
+// to the helpers costs more than it saves (the PP-OCR classifier's layers,
+// 0.05-1.2 M each, took 0.56 ms per frame with 2 threads against 0.40 with 1).
+std::atomic<int64_t> g_split_min_macs{int64_t{1} << 21};
+int split_threads(const isa::Conv& c) {
+  const int64_t cin_g = c.in.dims[3] / (c.groups > 0 ? c.groups : 1);
+  const int64_t macs = c.out.dims[0] * c.out.dims[1] * c.out.dims[2] * c.out.dims[3] *
+                       c.kernel_h * c.kernel_w * cin_g;
+  return macs < g_split_min_macs.load(std::memory_order_relaxed) ? 1 : conv_threads();
+}
+
+// f(i) for i in [0, n) on `threads` host threads (the caller and its helpers).
 template <class F>
-void parallel_for(int n, F& f, const Needs* needs = nullptr) {
+void parallel_for(int n, F& f, int threads, const Needs* needs = nullptr) {
   if (n <= 0) return;
-  if (conv_threads() <= 1 || n == 1) {
+  if (threads <= 1 || n == 1) {
     if (needs != nullptr) size_workspace(needs);
     for (int i = 0; i < n; ++i) f(i);
     return;
@@ -848,7 +868,7 @@ void conv_depthwise(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, c
     epilogue_run(isa, vec_out, c, rq, out, residual ? &res : nullptr, acc, acc_stride,
                  static_cast<int>(g.ow), 0, static_cast<int>(C), n, oh, 0);
   };
-  parallel_for(static_cast<int>(g.n * g.oh), row, &needs);
+  parallel_for(static_cast<int>(g.n * g.oh), row, split_threads(c), &needs);
 }
 
 // ---------------------------------------------------------------------------
@@ -1109,11 +1129,11 @@ void conv_dw4(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const C
   // Ring rows, the padded row, then the rows' tags and sign flags.
   run.needs.ring_bytes = static_cast<size_t>(d.span * d.group_bytes + d.cols * cp + 64 + 9 * d.span + 64);
   const int64_t rows = g.n * g.oh;
-  const int threads = conv_threads();
+  const int threads = split_threads(c);
   const int64_t ntasks = threads > 1 ? std::min<int64_t>(rows, 2 * threads) : 1;
   const int64_t band = (rows + ntasks - 1) / ntasks;
   auto task = [&](int ti) { run.rows(ti * band, std::min(rows, (ti + 1) * band)); };
-  parallel_for(static_cast<int>((rows + band - 1) / band), task, &run.needs);
+  parallel_for(static_cast<int>((rows + band - 1) / band), task, threads, &run.needs);
 }
 
 // Depthwise 1x1 stride 1 over dense int8 maps with the same pixel stride P
@@ -1208,6 +1228,7 @@ struct GemmRun {
   // (blocks outer: each weight block streamed once per task).
   size_t tile_scratch = 0;
   bool scratch_slots = false;
+  int threads = 1;  // split_threads
   const int8_t* src = nullptr;
   const uint8_t* src_end = nullptr;  // end of the input's region
   const uint8_t* zero = nullptr;
@@ -1794,7 +1815,8 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
       std::max<int64_t>(mr, std::min((256 * 1024) / px_in_bytes, (192 * 1024) / px_acc_bytes));
   // (never more than the image: the workspace is sized for a whole chunk)
   r.chunk_tiles = std::max<int64_t>(1, std::min<int64_t>(r.tiles, chunk_px / mr));
-  const int threads = conv_threads();
+  const int threads = split_threads(c);
+  r.threads = threads;
   const int64_t chunks_min = threads > 1 ? 2 * threads : 1;
   if (threads > 1 && (r.tiles + r.chunk_tiles - 1) / r.chunk_tiles < chunks_min)
     r.chunk_tiles = std::max<int64_t>(1, (r.tiles + chunks_min - 1) / chunks_min);
@@ -1836,7 +1858,7 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
         static_cast<size_t>(in_rows * row_px * r.cs * es + (p.cin_pad + 64) * es);
   }
   auto task = [&r](int ti) { r.task(ti); };
-  parallel_for(static_cast<int>(c.groups * r.chunks * r.nsplit), task, &r.needs);
+  parallel_for(static_cast<int>(c.groups * r.chunks * r.nsplit), task, r.threads, &r.needs);
 }
 
 // ---------------------------------------------------------------------------
@@ -1992,6 +2014,9 @@ bool structurally_valid(const isa::Conv& c) {
 int conv_threads() { return g_threads.load(std::memory_order_relaxed); }
 
 void set_conv_threads(int n) { g_threads.store(n < 1 ? 1 : (n > 64 ? 64 : n)); }
+void set_conv_spin_ns(uint64_t ns) { g_spin_ns.store(ns, std::memory_order_relaxed); }
+int64_t conv_split_min_macs() { return g_split_min_macs.load(std::memory_order_relaxed); }
+void set_conv_split_min_macs(int64_t macs) { g_split_min_macs.store(macs, std::memory_order_relaxed); }
 
 namespace {
 
