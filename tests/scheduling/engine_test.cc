@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The task engine through the C API: HB_MAX_TASK_NUM queueing order and the
 // preemptive level's bypass, hbDNNWaitTaskDone timeouts, release of running
-// tasks, done-callbacks, `more` chains with priorities, and no busy-waiting.
+// tasks, done-callbacks, `more` chains with priorities, no busy-waiting, and
+// a waiter running its task's CPU steps.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <time.h>
@@ -182,6 +183,47 @@ TEST(SchedEngine, DoneCallbackOncePerTaskBeforeReleaseReturns) {
   EXPECT_EQ(rt::live_task_count(), 0);
   EXPECT_EQ(hbDNNRelease(a.pack), 0);
   EXPECT_EQ(hbDNNRelease(b.pack), 0);
+}
+
+// A done-callback that holds its thread (the pool's only one here) until
+// released, or for 3 s at most.
+struct Holder {
+  std::atomic<bool> entered{false}, release{false};
+};
+void hold_cb(void*, int32_t, void* p) {
+  auto* h = static_cast<Holder*>(p);
+  h->entered = true;
+  const uint64_t t0 = now_ns();
+  while (!h->release.load() && now_ns() - t0 < 3'000'000'000ull)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+// HB_MAX_THREAD_NUM=1 and that thread held by another task's done-callback:
+// a task whose caller waits without a timeout still runs to the end, its CPU
+// steps (Quantize, Dequantize) on the waiting thread.
+TEST(SchedEngine, WaiterRunsItsTaskCpuStepsWhileThePoolIsBusy) {
+  setenv("HB_MAX_THREAD_NUM", "1", 1);
+  testing::TinyCnn tiny;
+  const Loaded l = load_model(tiny.build(), "tiny_cnn");
+  ASSERT_EQ(l.rc, 0);
+  Io ia(l.handle), ib(l.handle);
+  ia.fill_inputs(1);
+  ib.fill_inputs(2);
+  Holder holder;
+  hbDNNTaskHandle_t a = nullptr, b = nullptr;
+  ASSERT_EQ(infer(&a, l.handle, ia, ctrl(0)), 0);
+  ASSERT_EQ(hbDNNSetTaskDoneCb(a, hold_cb, &holder), 0);
+  while (!holder.entered.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const uint64_t t0 = now_ns();
+  ASSERT_EQ(infer(&b, l.handle, ib, ctrl(0)), 0);
+  EXPECT_EQ(hbDNNWaitTaskDone(b, 0), 0);
+  // Done while the pool is held (the callback holds it for 3 s).
+  EXPECT_LT(static_cast<double>(now_ns() - t0) / 1e6, 1000.0);
+  holder.release = true;
+  EXPECT_EQ(hbDNNWaitTaskDone(a, 0), 0);
+  EXPECT_EQ(hbDNNReleaseTask(a), 0);
+  EXPECT_EQ(hbDNNReleaseTask(b), 0);
+  EXPECT_EQ(hbDNNRelease(l.pack), 0);
 }
 
 // A chain of runs (`more`) is one task with one priority: a preemptive chain
