@@ -209,7 +209,10 @@ def layers(args, bin_path):
 def ours(args, bin_path, sim_threads, thread_num):
     exe = os.path.join(args.build_dir, "bin", "hrt_model_exec")
     env = dict(os.environ, OPENBPU_SIM_THREADS=str(sim_threads))
-    frames = args.runs * thread_num
+    # Throughput over at least 200 frames per thread: with a few dozen, the
+    # first frames (workspaces, threads) dominated the 2-job figure (1.2-1.5x
+    # against 1.98x over 400 frames on MobileNetV2).
+    frames = (args.runs if thread_num == 1 else max(args.runs, 200)) * thread_num
     out, ru, hwm = run_child([exe, "perf", "--model_file", bin_path, "--frame_count", str(frames),
                          "--thread_num", str(thread_num)], env)
     avg = float(re.search(r"Average\s+latency\s+is:\s*([0-9.]+)", out).group(1))
