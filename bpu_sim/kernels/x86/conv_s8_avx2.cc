@@ -333,19 +333,10 @@ inline __m256i ld(const void* p) { return _mm256_loadu_si256(static_cast<const _
 // clamped to [lo, hi]; res: their residual values or nullptr.
 inline __m256i requant8(__m256i acc, const RequantParams& q, int co, const __m256i* res, __m256i lo,
                         __m256i hi, __m256i lo64, __m256i hi64) {
-  const __m256i e = _mm256_mul_epi32(acc, ld(q.mult + co));
-  const __m256i o = _mm256_mul_epi32(_mm256_srli_epi64(acc, 32), ld(q.m_odd + co));
-  if (q.shift_ge33) {
-    // High halves of the products in channel order, then one 32-bit shift.
-    const __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(e, 32), o, 0xAA);
-    const __m256i y = _mm256_srav_epi32(_mm256_add_epi32(h, ld(q.r32 + co)), ld(q.sh32 + co));
-    return _mm256_min_epi32(_mm256_max_epi32(y, lo), hi);
-  }
-  __m256i ve = e, vo = o;
-  if (res != nullptr) {
-    ve = _mm256_add_epi64(ve, _mm256_mul_epi32(*res, ld(q.rmult + co)));
-    vo = _mm256_add_epi64(vo, _mm256_mul_epi32(_mm256_srli_epi64(*res, 32), ld(q.rm_odd + co)));
-  }
+  // (shift_ge33 means no residual)
+  if (q.shift_ge33) return _mm256_min_epi32(_mm256_max_epi32(rq_ge33(acc, q, co), lo), hi);
+  __m256i ve, vo;
+  products64(acc, q, co, res, &ve, &vo);
   ve = round_shift(ve, q.c1 + co, q.s64 + co, q.off + co);
   vo = round_shift(vo, q.c1 + co + 4, q.s64 + co + 4, q.off + co + 4);
   if (!q.fits32) {

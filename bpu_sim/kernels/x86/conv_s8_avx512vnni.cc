@@ -24,7 +24,6 @@
 // without AVX-512 as avx512vnni_emulated_isa().
 #include <cfenv>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 #include <utility>
