@@ -32,6 +32,7 @@
 #include "bpu_sim/kernels/x86/avx512_intrin.h"
 #define OPENBPU_DW4_ZMM 1  // 64-channel dw4 blocks in zmm
 #include "bpu_sim/kernels/x86/dw4_x86.h"
+#include "bpu_sim/kernels/x86/float_rq_avx512.h"
 
 namespace openbpu::sim::kern {
 namespace {
@@ -83,59 +84,12 @@ inline __m512i rq_ge33(__m512i acc, const RequantParams& q, int co) {
   return srav16(_mm512_add_epi32(h, ld16(q.r32 + co)), ld16(q.sh32 + co));
 }
 
-// float_requant (kernels.h) for 16 channels from co: the fma, the + 1/2 and
-// the conversion round toward -infinity by their embedded rounding (no
-// MXCSR change); float(acc) and acc * lo are exact.
-// The constants are loaded once per tile (FloatRq): the int8 stores between
-// two pixels' requantizations could alias them and force reloads.
-struct FloatRq {
-  __m512 hi, lo;
-};
+// The constants are loaded once per tile (FloatRq, float_rq_avx512.h): the
+// int8 stores between two pixels' requantizations could alias them and
+// force reloads.
 inline FloatRq float_rq_at(const RequantParams& q, int co) {
   if (!q.float_rq) return {_mm512_setzero_ps(), _mm512_setzero_ps()};
   return {_mm512_loadu_ps(q.fhi + co), _mm512_loadu_ps(q.flo + co)};
-}
-inline __m512i rq_float(__m512i acc, FloatRq f) {
-#if defined(OPENBPU_KERNELS_SIMDE)  // Debian's SIMDe lacks these: scalar, rounding down
-  alignas(64) int32_t t[16];
-  alignas(64) float fh[16], fl[16];
-  _mm512_store_si512(t, acc), _mm512_store_ps(fh, f.hi), _mm512_store_ps(fl, f.lo);
-  const int mode = std::fegetround();
-  std::fesetround(FE_DOWNWARD);
-  for (int i = 0; i < 16; ++i) {
-    volatile float lo = fl[i];
-    const float a = static_cast<float>(t[i]);
-    t[i] = static_cast<int32_t>(std::floor(std::fma(a, fh[i], a * lo) + 0.5f));
-  }
-  std::fesetround(mode);
-  return _mm512_load_si512(t);
-#else
-  constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
-  const __m512 a = _mm512_cvtepi32_ps(acc);
-  const __m512 z = _mm512_fmadd_round_ps(a, f.hi, _mm512_mul_ps(a, f.lo), kDown);
-  return _mm512_cvt_roundps_epi32(_mm512_add_round_ps(z, _mm512_set1_ps(0.5f), kDown), kDown);
-#endif
-}
-// The 3-operation float_requant (RequantParams::float3, every lo == 0):
-// y = int(fma(float(acc), hi, 1/2)), both rounding down (kernels.h).
-inline __m512i rq_float3(__m512i acc, FloatRq f) {
-#if defined(OPENBPU_KERNELS_SIMDE)
-  alignas(64) int32_t t[16];
-  alignas(64) float fh[16];
-  _mm512_store_si512(t, acc), _mm512_store_ps(fh, f.hi);
-  const int mode = std::fegetround();
-  std::fesetround(FE_DOWNWARD);
-  for (int i = 0; i < 16; ++i) {
-    volatile float h = fh[i];
-    t[i] = static_cast<int32_t>(std::floor(std::fma(static_cast<float>(t[i]), h, 0.5f)));
-  }
-  std::fesetround(mode);
-  return _mm512_load_si512(t);
-#else
-  constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
-  const __m512 z = _mm512_fmadd_round_ps(_mm512_cvtepi32_ps(acc), f.hi, _mm512_set1_ps(0.5f), kDown);
-  return _mm512_cvt_roundps_epi32(z, kDown);
-#endif
 }
 // Requantization kinds of a fused tile: every S >= 33, float_requant (no
 // residual), RequantParams::hi32 (with or without residual), the

@@ -18,17 +18,21 @@
 
 #include "bpu_sim/kernels/kernels.h"
 #include "bpu_sim/kernels/x86/avx512_intrin.h"
+#include "bpu_sim/kernels/x86/float_rq_avx512.h"
 
 namespace openbpu::sim::kern {
 namespace {
 
 // Eltwise add / sub / mul of int8 rows: ops_avx2.cc's numerics on 16 int32
 // lanes (the 64-bit lanes of the even and odd elements, or the high halves
-// of the products for mul with S >= 33), 64 elements per store.
+// of the products for mul with S >= 33, or float_requant where the row
+// says float_mul), 64 elements per store.
 struct EltConsts {
   __m512i ma, mb, c1, off, r32, za, zb, zo;
   __m128i s, sh32;
   bool mul_hi;
+  bool fmul, three;  // EltwiseRowS8::float_mul; flo == 0: the 3-operation form
+  FloatRq f;
 };
 
 inline __m512i widen16(__m128i v) {  // 16 int8 -> 16 int32
@@ -88,6 +92,7 @@ inline __m512i elt16(const EltwiseRowS8& r, const EltConsts& k, const int8_t* a,
   const __m512i z = _mm512_sub_epi32(r.b_step == 0 ? _mm512_set1_epi32(*b) : load16(b), k.zb);
   if (r.kind == isa::EltwiseKind::kMul) {
     const __m512i p = _mm512_mullo_epi32(x, z);  // |a'*b'| < 2^16
+    if (k.fmul) return k.three ? rq_float3(p, k.f) : rq_float(p, k.f);
     const __m512i e = _mm512_mul_epi32(p, k.ma);
     const __m512i o = _mm512_mul_epi32(_mm512_srli_epi64(p, 32), k.ma);
     if (k.mul_hi) {
@@ -118,6 +123,8 @@ int64_t eltwise_row_avx512(const EltwiseRowS8& r) {
   k.r32 = _mm512_set1_epi32(k.mul_hi ? 1 << (s - 33) : 0);
   k.sh32 = _mm_cvtsi32_si128(k.mul_hi ? s - 32 : 0);
   k.za = _mm512_set1_epi32(r.za), k.zb = _mm512_set1_epi32(r.zb), k.zo = _mm512_set1_epi32(r.zo);
+  k.fmul = r.kind == isa::EltwiseKind::kMul && r.float_mul, k.three = r.flo == 0;
+  k.f = {_mm512_set1_ps(r.fhi), _mm512_set1_ps(r.flo)};
   const __m512i lo = _mm512_set1_epi8(static_cast<char>(r.lo)),
                 hi = _mm512_set1_epi8(static_cast<char>(r.hi));
   // Per 128-bit lane L the packs give dwords (y0: 4L..4L+3, y1, y2, y3).
