@@ -33,6 +33,7 @@ struct EltConsts {
   bool mul_hi;
   bool fmul, three;  // EltwiseRowS8::float_mul; flo == 0: the 3-operation form
   FloatRq f;
+  __m512i lo, hi;  // the output range as bytes
 };
 
 inline __m512i widen16(__m128i v) {  // 16 int8 -> 16 int32
@@ -107,10 +108,7 @@ inline __m512i elt16(const EltwiseRowS8& r, const EltConsts& k, const int8_t* a,
   return round64(ve, vo, k);
 }
 
-int64_t eltwise_row_avx512(const EltwiseRowS8& r) {
-  if (r.kind != isa::EltwiseKind::kAdd && r.kind != isa::EltwiseKind::kSub &&
-      r.kind != isa::EltwiseKind::kMul)
-    return 0;
+EltConsts elt_consts(const EltwiseRowS8& r) {
   EltConsts k;
   const int s = r.shift;
   k.ma = _mm512_set1_epi64(r.ma);
@@ -125,24 +123,41 @@ int64_t eltwise_row_avx512(const EltwiseRowS8& r) {
   k.za = _mm512_set1_epi32(r.za), k.zb = _mm512_set1_epi32(r.zb), k.zo = _mm512_set1_epi32(r.zo);
   k.fmul = r.kind == isa::EltwiseKind::kMul && r.float_mul, k.three = r.flo == 0;
   k.f = {_mm512_set1_ps(r.fhi), _mm512_set1_ps(r.flo)};
-  const __m512i lo = _mm512_set1_epi8(static_cast<char>(r.lo)),
-                hi = _mm512_set1_epi8(static_cast<char>(r.hi));
-  // Per 128-bit lane L the packs give dwords (y0: 4L..4L+3, y1, y2, y3).
+  k.lo = _mm512_set1_epi8(static_cast<char>(r.lo)), k.hi = _mm512_set1_epi8(static_cast<char>(r.hi));
+  return k;
+}
+
+// 64 results from a and b (elements a[j * a_step], b[j * b_step]): four
+// 16-lane steps, packs (per 128-bit lane L dwords y0: 4L..4L+3, y1, y2, y3)
+// put back in order, clamped.
+inline __m512i elt64(const EltwiseRowS8& r, const EltConsts& k, const int8_t* a, const int8_t* b) {
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  __m512i y[4];
+  for (int q = 0; q < 4; ++q)
+    y[q] = _mm512_add_epi32(elt16(r, k, a + 16 * q * r.a_step, b + 16 * q * r.b_step), k.zo);
+  const __m512i p = _mm512_packs_epi16(_mm512_packs_epi32(y[0], y[1]), _mm512_packs_epi32(y[2], y[3]));
+  return _mm512_min_epi8(_mm512_max_epi8(_mm512_permutexvar_epi32(order, p), k.lo), k.hi);
+}
+
+int64_t eltwise_row_avx512(const EltwiseRowS8& r) {
+  if (r.kind != isa::EltwiseKind::kAdd && r.kind != isa::EltwiseKind::kSub &&
+      r.kind != isa::EltwiseKind::kMul)
+    return 0;
+  const EltConsts k = elt_consts(r);
   int64_t i = 0;
-  for (; i + 64 <= r.n; i += 64) {
-    __m512i y[4];
-    for (int q = 0; q < 4; ++q)
-      y[q] = _mm512_add_epi32(elt16(r, k, r.a + (i + 16 * q) * r.a_step, r.b + (i + 16 * q) * r.b_step), k.zo);
-    const __m512i p = _mm512_packs_epi16(_mm512_packs_epi32(y[0], y[1]),
-                                         _mm512_packs_epi32(y[2], y[3]));
-    const __m512i v = _mm512_permutexvar_epi32(order, p);
-    _mm512_storeu_si512(r.out + i, _mm512_min_epi8(_mm512_max_epi8(v, lo), hi));
+  for (; i + 64 <= r.n; i += 64)
+    _mm512_storeu_si512(r.out + i, elt64(r, k, r.a + i * r.a_step, r.b + i * r.b_step));
+  if (i < r.n) {  // the last 1-63 from zero-padded copies, stored under a mask
+    const size_t m = static_cast<size_t>(r.n - i);
+    alignas(64) int8_t ta[64] = {}, tb[64] = {};
+    const int8_t* a = r.a + i * r.a_step;
+    const int8_t* b = r.b + i * r.b_step;
+    if (r.a_step != 0) std::memcpy(ta, a, m), a = ta;
+    if (r.b_step != 0) std::memcpy(tb, b, m), b = tb;
+    store_prefix(r.out + i, ~uint64_t{0} >> (64 - m), elt64(r, k, a, b));
+    i = r.n;
   }
-  // The rest (< 64) by the AVX2 row, then the driver's scalar loop.
-  EltwiseRowS8 t = r;
-  t.a += i * r.a_step, t.b += i * r.b_step, t.out += i, t.n -= i;
-  return i + avx2_ops().eltwise_s8(t);
+  return i;
 }
 
 int64_t lut_row_vbmi(const int8_t* in, int8_t* out, int64_t n, const int8_t* table) {
