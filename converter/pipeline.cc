@@ -301,7 +301,9 @@ bool search_stage(const Graph& g, const Placement& pl, const CalibrationStats& s
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   log.info("Per-value threshold search: " + std::to_string(r.changed) + " thresholds changed, " +
            std::to_string(r.searched) + " of " + std::to_string(r.candidates) + " values with alternatives searched" +
-           (r.budget_exhausted ? " (compute budget of default reached; mix searches all)" : "") + ", " +
+           (r.budget_exhausted ? " (compute budget of default reached, " + r.order + " order; mix searches all)"
+                               : "") +
+           ", " +
            std::to_string(r.evaluated) + " alternatives compiled and scored on " + std::to_string(r.samples) +
            " samples in " + fixed(secs, 1) + " s; mean output cosine " + fixed(r.score_before, 6) + " -> " +
            fixed(r.score_after, 6) + ".");

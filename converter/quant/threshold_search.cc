@@ -46,6 +46,14 @@ std::vector<double> alternatives(double current, const std::vector<std::map<std:
   return alts;
 }
 
+// Ratio of the largest to the smallest threshold among the current one and
+// its alternatives.
+double spread(double current, const std::vector<double>& alts) {
+  double lo = current, hi = current;
+  for (double t : alts) lo = std::min(lo, t), hi = std::max(hi, t);
+  return hi / lo;
+}
+
 }  // namespace
 
 bool threshold_search_applies(const std::string& calibration_type, bool all_int16) {
@@ -56,6 +64,59 @@ double threshold_search_budget(const std::string& calibration_type) {
   return calibration_type == "mix" ? 0.0 : kDefaultSearchBudgetMacs;
 }
 
+namespace {
+
+using Work = std::vector<std::pair<std::string, std::vector<double>>>;
+
+// What one greedy pass over the values needs besides the work list.
+struct PassContext {
+  const Graph& g;
+  const Placement& pl;
+  const CompileOptions& options;
+  const OutputScorer& scorer;
+  double cost, budget_macs;
+  const std::function<void(const std::string&)>& debug;
+};
+
+// One greedy pass over `work` in its order from `choice`: an alternative is
+// kept when it raises the score by more than kMinScoreGain; stops where the
+// budget would be exceeded.
+bool greedy_pass(const PassContext& c, const Work& work, CalibrationChoice* choice,
+                 ThresholdSearchResult* result, std::string* error) {
+  std::map<std::string, double> thr = choice->thresholds;
+  double best = choice->score, spent = 0;
+  for (const auto& [v, alts] : work) {
+    if (c.budget_macs > 0 && spent + c.cost * static_cast<double>(alts.size()) > c.budget_macs) {
+      result->budget_exhausted = true;
+      break;
+    }
+    spent += c.cost * static_cast<double>(alts.size());
+    const double current = thr[v];
+    ++result->searched;
+    for (double t : alts) {
+      thr[v] = t;
+      CompiledModel cm;
+      double score = 0;
+      if (!compile(c.g, c.pl, thr, c.options, &cm, error) || !c.scorer.score(cm, &score, error)) return false;
+      ++result->evaluated;
+      if (score > best + kMinScoreGain) {
+        if (c.debug)
+          c.debug("threshold of " + v + ": " + fixed(choice->thresholds[v], 6) + " -> " + fixed(t, 6) +
+                  ", output cosine " + fixed(best, 6) + " -> " + fixed(score, 6));
+        best = score;
+        choice->thresholds[v] = t;
+        choice->model = std::move(cm);
+      }
+      thr[v] = choice->thresholds[v];
+    }
+    if (choice->thresholds[v] != current) ++result->changed;
+  }
+  result->score_after = choice->score = best;
+  return true;
+}
+
+}  // namespace
+
 bool search_thresholds(const Graph& g, const Placement& pl, const CalibrationStats& stats,
                        const CompileOptions& options, const std::vector<CalCandidate>& methods,
                        const std::vector<Sample>& samples, double budget_macs,
@@ -64,14 +125,14 @@ bool search_thresholds(const Graph& g, const Placement& pl, const CalibrationSta
   std::vector<std::map<std::string, double>> per_method;
   for (const auto& m : methods) per_method.push_back(thresholds_for(g, stats, m));
   result->score_before = result->score_after = choice->score;
-  double best = choice->score;
   std::map<std::string, double> thr = choice->thresholds;
   result->samples = std::min(samples.size(), kScoringSamples);
   const double cost = model_macs(choice->model) * static_cast<double>(result->samples);
-  double spent = 0;
-  std::vector<std::pair<std::string, std::vector<double>>> work;
+  Work work;
+  size_t alts_total = 0;
   for (const std::string& v : searchable_values(choice->model, thr)) {
     std::vector<double> alts = alternatives(thr[v], per_method, v);
+    alts_total += alts.size();
     if (!alts.empty()) work.emplace_back(v, std::move(alts));
   }
   result->candidates = static_cast<int>(work.size());
@@ -81,34 +142,32 @@ bool search_thresholds(const Graph& g, const Placement& pl, const CalibrationSta
   }
   OutputScorer scorer;
   if (!scorer.init(g, samples, kScoringSamples, error, &pl)) return false;
-  for (const auto& [v, alts] : work) {
-    if (budget_macs > 0 && spent + cost * static_cast<double>(alts.size()) > budget_macs) {
-      result->budget_exhausted = true;
-      break;
-    }
-    spent += cost * static_cast<double>(alts.size());
-    const double current = thr[v];
-    ++result->searched;
-    for (double t : alts) {
-      thr[v] = t;
-      CompiledModel cm;
-      double score = 0;
-      if (!compile(g, pl, thr, options, &cm, error) || !scorer.score(cm, &score, error)) return false;
-      ++result->evaluated;
-      if (score > best + kMinScoreGain) {
-        if (debug)
-          debug("threshold of " + v + ": " + fixed(choice->thresholds[v], 6) + " -> " + fixed(t, 6) +
-                ", output cosine " + fixed(best, 6) + " -> " + fixed(score, 6));
-        best = score;
-        choice->thresholds[v] = t;
-        choice->model = std::move(cm);
-      }
-      thr[v] = choice->thresholds[v];
-    }
-    if (choice->thresholds[v] != current) ++result->changed;
+  const PassContext ctx{g, pl, options, scorer, cost, budget_macs, debug};
+  if (budget_macs <= 0 || cost * static_cast<double>(alts_total) <= budget_macs)
+    return greedy_pass(ctx, work, choice, result, error);  // every value, in program order
+  // A budget that cannot cover every value: one pass in program order (the
+  // PP-OCRv4 recognizer's gains are in its first convolutions) and one that
+  // takes the widest disagreement between the methods first (the detector's
+  // are in residual sums deep in the network); the better score is kept.
+  CalibrationChoice other = *choice;
+  ThresholdSearchResult other_result = *result;
+  if (!greedy_pass(ctx, work, choice, result, error)) return false;
+  std::stable_sort(work.begin(), work.end(), [&](const auto& a, const auto& b) {
+    return spread(thr[a.first], a.second) > spread(thr[b.first], b.second);
+  });
+  const std::function<void(const std::string&)> debug2 = [&](const std::string& m) {
+    if (debug) debug("(disagreement order) " + m);
+  };
+  const PassContext ctx2{g, pl, options, scorer, cost, budget_macs, debug2};
+  if (!greedy_pass(ctx2, work, &other, &other_result, error)) return false;
+  if (debug)
+    debug("budgeted search: program order " + fixed(result->score_after, 6) + ", disagreement order " +
+          fixed(other_result.score_after, 6));
+  if (other_result.score_after > result->score_after) {
+    *choice = std::move(other);
+    *result = other_result;
+    result->order = "disagreement";
   }
-  result->score_after = best;
-  choice->score = best;
   return true;
 }
 

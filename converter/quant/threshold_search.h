@@ -25,6 +25,10 @@ struct ThresholdSearchResult {
   size_t samples = 0;  // scoring samples
   bool budget_exhausted = false;
   int changed = 0;    // values whose threshold changed
+  // Order of the values searched: "program", or where a budget cannot cover
+  // every value and it scored higher, "disagreement" (the values whose
+  // thresholds the methods disagree on most first).
+  std::string order = "program";
 };
 
 // Whether a calibration_type runs the search: default and mix, unless every
@@ -34,8 +38,9 @@ bool threshold_search_applies(const std::string& calibration_type, bool all_int1
 // The compute budget of the search in multiply-accumulates of scoring runs
 // (model MACs x scoring samples per alternative): default stops when the next
 // alternative would exceed kDefaultSearchBudgetMacs (a small model gets the
-// full pass, a large one the first values in program order, or none); mix
-// has no budget.
+// full pass, a large one as many values as that covers, twice: in program
+// order and with the methods' widest disagreement first, the better kept;
+// or none); mix has no budget.
 constexpr double kDefaultSearchBudgetMacs = 128e9;
 double threshold_search_budget(const std::string& calibration_type);
 
