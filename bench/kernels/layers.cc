@@ -136,9 +136,7 @@ Info describe(const isa::Instruction& ins) {
     const int64_t cin = c->in.dims[3], cout = c->out.dims[3];
     const int64_t pixels = static_cast<int64_t>(c->out.dims[0]) * c->out.dims[1] * c->out.dims[2];
     const bool deconv = ins.opcode == isa::Opcode::kDeconv;
-    r.macs = static_cast<double>(deconv ? elems(c->in) * cout / c->groups
-                                        : pixels * cout * (cin / c->groups)) *
-             c->kernel_h * c->kernel_w;
+    r.macs = static_cast<double>(isa::conv_macs(*c, deconv));
     r.bytes = static_cast<double>(bytes(c->in) + bytes(c->out));
     const bool k1 = c->kernel_h == 1 && c->kernel_w == 1;
     if (deconv)

@@ -13,6 +13,13 @@ const char* dtype_name(DType t) {
   return "?";
 }
 
+int64_t conv_macs(const Conv& c, bool transposed) {
+  const int64_t cin_g = c.in.dims[3] / (c.groups > 0 ? c.groups : 1);
+  const TensorRef& spatial = transposed ? c.in : c.out;
+  return int64_t{spatial.dims[0]} * spatial.dims[1] * spatial.dims[2] * c.out.dims[3] * c.kernel_h *
+         c.kernel_w * cin_g;
+}
+
 const char* opcode_name(Opcode op) {
   switch (op) {
     case Opcode::kConv: return "Conv";

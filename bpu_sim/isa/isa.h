@@ -366,6 +366,11 @@ struct Instruction {
 
 const char* opcode_name(Opcode op);
 
+// Multiply-accumulates of a convolution (transposed: a deconv, where every
+// input tap meets every kernel tap) -- the count the timing model, the
+// simulator's thread split and the benchmarks use.
+int64_t conv_macs(const Conv& c, bool transposed);
+
 }  // namespace openbpu::isa
 
 #endif  // OPENBPU_BPU_SIM_ISA_ISA_H_

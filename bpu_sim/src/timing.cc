@@ -57,11 +57,7 @@ Cost estimate_cost(const isa::Instruction& ins, const isa::MarchInfo& m) {
         using T = std::decay_t<decltype(b)>;
         if constexpr (std::is_same_v<T, isa::Conv>) {
           const uint64_t cin_g = static_cast<uint64_t>(b.in.dims[3] / b.groups);
-          // Deconv: every input tap meets every kernel tap.
-          const auto& spatial = ins.opcode == isa::Opcode::kDeconv ? b.in : b.out;
-          const uint64_t out_c = static_cast<uint64_t>(b.out.dims[3]);
-          c.macs = static_cast<uint64_t>(spatial.dims[0]) * spatial.dims[1] * spatial.dims[2] *
-                   out_c * b.kernel_h * b.kernel_w * cin_g;
+          c.macs = static_cast<uint64_t>(isa::conv_macs(b, ins.opcode == isa::Opcode::kDeconv));
           const bool depthwise = cin_g == 1 && b.groups > 1;
           const double eff = depthwise ? m.dw_efficiency : 1.0;
           compute = c.macs * int16_factor(b.in) / (m.int8_macs_per_cycle * eff);

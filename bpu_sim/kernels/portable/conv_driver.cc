@@ -245,11 +245,9 @@ void size_workspace(const void* n) {
 // to the helpers costs more than it saves (the PP-OCR classifier's layers,
 // 0.05-1.2 M each, took 0.56 ms per frame with 2 threads against 0.40 with 1).
 std::atomic<int64_t> g_split_min_macs{int64_t{1} << 21};
-int split_threads(const isa::Conv& c) {
-  const int64_t cin_g = c.in.dims[3] / (c.groups > 0 ? c.groups : 1);
-  const int64_t macs = c.out.dims[0] * c.out.dims[1] * c.out.dims[2] * c.out.dims[3] *
-                       c.kernel_h * c.kernel_w * cin_g;
-  return macs < g_split_min_macs.load(std::memory_order_relaxed) ? 1 : conv_threads();
+int split_threads(const isa::Conv& c, bool transposed = false) {
+  return isa::conv_macs(c, transposed) < g_split_min_macs.load(std::memory_order_relaxed) ? 1
+                                                                                           : conv_threads();
 }
 
 // f(i) for i in [0, n) on `threads` host threads (the caller and its helpers).
@@ -1815,7 +1813,7 @@ void conv_gemm(const ConvIsa& isa, const isa::Conv& c, const Memory& mem, const 
       std::max<int64_t>(mr, std::min((256 * 1024) / px_in_bytes, (192 * 1024) / px_acc_bytes));
   // (never more than the image: the workspace is sized for a whole chunk)
   r.chunk_tiles = std::max<int64_t>(1, std::min<int64_t>(r.tiles, chunk_px / mr));
-  const int threads = split_threads(c);
+  const int threads = split_threads(c, transposed);
   r.threads = threads;
   const int64_t chunks_min = threads > 1 ? 2 * threads : 1;
   if (threads > 1 && (r.tiles + r.chunk_tiles - 1) / r.chunk_tiles < chunks_min)
