@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// BatchNormalization (inference) after a Conv with constant weights is folded
-// into the Conv: W' = W * s, B' = (B - mean) * s + beta, s = gamma / sqrt(var + eps).
+// BatchNormalization (inference) after a Conv or ConvTranspose with constant
+// weights is folded into it: W' = W * s, B' = (B - mean) * s + beta, s = gamma / sqrt(var + eps).
 #include <cmath>
 
 #include "converter/passes/pass_util.h"
@@ -23,28 +23,27 @@ int fold_batchnorm(Graph* g, std::string* error) {
     const int pi = producer_index(*g, bn.inputs[0]);
     if (pi < 0 || !single_use(*g, bn.inputs[0])) continue;
     Node& conv = g->nodes[static_cast<size_t>(pi)];
-    if (conv.op_type != "Conv" || !conv.domain.empty()) continue;
-    const Value* w = g->value(conv.inputs[1]);
-    if (w == nullptr || !w->is_constant() || w->elem_type != kFloat || w->shape.empty()) continue;
+    const int64_t cout = foldable_conv_channels(*g, conv);
+    if (cout == 0) continue;
     const std::vector<float> gamma = const_floats(*g, bn.inputs[1]), beta = const_floats(*g, bn.inputs[2]),
                              mean = const_floats(*g, bn.inputs[3]), var = const_floats(*g, bn.inputs[4]);
-    const int64_t cout = w->shape[0];
     if (static_cast<int64_t>(gamma.size()) != cout || beta.size() != gamma.size() || mean.size() != gamma.size() ||
         var.size() != gamma.size())
       continue;
     const double eps = bn.attrs.get_float("epsilon", 1e-5f);
-    std::vector<float> wv = const_floats(*g, conv.inputs[1]);
     std::vector<float> bias(static_cast<size_t>(cout), 0.0f);
     if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) {
       bias = const_floats(*g, conv.inputs[2]);
       if (static_cast<int64_t>(bias.size()) != cout) continue;
     }
-    const size_t per = wv.size() / static_cast<size_t>(cout);
+    std::vector<double> s(static_cast<size_t>(cout));
     for (int64_t c = 0; c < cout; ++c) {
-      const double s = gamma[c] / std::sqrt(static_cast<double>(var[c]) + eps);
-      for (size_t k = 0; k < per; ++k) wv[c * per + k] = static_cast<float>(wv[c * per + k] * s);
-      bias[c] = static_cast<float>((bias[c] - mean[c]) * s + beta[c]);
+      s[c] = gamma[c] / std::sqrt(static_cast<double>(var[c]) + eps);
+      bias[c] = static_cast<float>((bias[c] - mean[c]) * s[c] + beta[c]);
     }
+    const Value* w = g->value(conv.inputs[1]);
+    std::vector<float> wv = const_floats(*g, conv.inputs[1]);
+    scale_out_channels(conv, w->shape, s, &wv);
     const std::vector<int64_t> wshape = w->shape;
     conv.inputs[1] = g->add_constant(conv.name + "_weight_bn", kFloat, wshape, float_bytes(wv));
     const std::string b = g->add_constant(conv.name + "_bias_bn", kFloat, {cout}, float_bytes(bias));

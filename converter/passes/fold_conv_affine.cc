@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A Conv followed by a Mul or Add with a per-output-channel (or scalar)
+// A Conv or ConvTranspose followed by a Mul or Add with a per-output-channel (or scalar)
 // constant is folded into the Conv's weights or bias.
 #include "converter/passes/pass_util.h"
 #include "converter/passes/passes.h"
@@ -45,26 +45,20 @@ int fold_conv_affine(Graph* g, std::string* error) {
       const int pi = producer_index(*g, x);
       if (pi < 0 || !single_use(*g, x)) continue;
       Node& conv = g->nodes[static_cast<size_t>(pi)];
-      if (conv.op_type != "Conv" || !conv.domain.empty()) continue;
+      const int64_t cout = foldable_conv_channels(*g, conv);
+      if (cout == 0) continue;
       const Value* w = g->value(conv.inputs[1]);
       const Value* y = g->value(op.outputs[0]);
       const Value* xv = g->value(x);
-      if (w == nullptr || !w->is_constant() || w->elem_type != kFloat || !y || !xv || y->shape != xv->shape) continue;
-      const int64_t cout = w->shape[0];
+      if (!y || !xv || y->shape != xv->shape) continue;
       std::vector<float> f;
       if (!channel_vector(*g, c, cout, static_cast<int64_t>(xv->shape.size()), &f)) continue;
       std::vector<float> wv = const_floats(*g, conv.inputs[1]);
       std::vector<float> bias(static_cast<size_t>(cout), 0.0f);
       if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) bias = const_floats(*g, conv.inputs[2]);
-      const size_t per = wv.size() / static_cast<size_t>(cout);
-      for (int64_t k = 0; k < cout; ++k) {
-        if (op.op_type == "Mul") {
-          for (size_t j = 0; j < per; ++j) wv[k * per + j] *= f[k];
-          bias[k] *= f[k];
-        } else {
-          bias[k] += f[k];
-        }
-      }
+      if (static_cast<int64_t>(bias.size()) != cout) continue;
+      for (int64_t k = 0; k < cout; ++k) bias[k] = op.op_type == "Mul" ? bias[k] * f[k] : bias[k] + f[k];
+      if (op.op_type == "Mul") scale_out_channels(conv, w->shape, std::vector<double>(f.begin(), f.end()), &wv);
       const std::vector<int64_t> wshape = w->shape;
       if (op.op_type == "Mul") conv.inputs[1] = g->add_constant(conv.name + "_weight_scaled", kFloat, wshape, float_bytes(wv));
       if (conv.inputs.size() < 3) conv.inputs.resize(3);

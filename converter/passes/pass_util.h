@@ -91,6 +91,38 @@ inline void clip_bounds(const Graph& g, const Node& n, double* lo, double* hi) {
   if (n.inputs.size() > 2 && !n.inputs[2].empty() && const_scalar(g, n.inputs[2], &v)) *hi = v;
 }
 
+// A Conv or ConvTranspose (default domain) whose weights are a float
+// constant of rank >= 3: the convolutions a per-output-channel affine map
+// after them folds into. Returns their output channel count (Conv weights
+// are [Cout, Cin/group, ...], ConvTranspose weights [Cin, Cout/group, ...]),
+// 0 for any other node.
+inline int64_t foldable_conv_channels(const Graph& g, const Node& conv) {
+  if ((conv.op_type != "Conv" && conv.op_type != "ConvTranspose") || !conv.domain.empty() || conv.inputs.size() < 2)
+    return 0;
+  const Value* w = g.value(conv.inputs[1]);
+  if (w == nullptr || !w->is_constant() || w->elem_type != kFloat || w->shape.size() < 3) return 0;
+  if (conv.op_type == "Conv") return w->shape[0];
+  const int64_t group = conv.attrs.get_int("group", 1);
+  return group > 0 && w->shape[0] % group == 0 ? w->shape[1] * group : 0;
+}
+
+// Multiplies the weights `w` (of shape `wshape`) of such a convolution by
+// s[c] along each output channel c.
+inline void scale_out_channels(const Node& conv, const std::vector<int64_t>& wshape, const std::vector<double>& s,
+                               std::vector<float>* w) {
+  size_t inner = 1;  // elements per (dim 0, dim 1) pair
+  for (size_t d = 2; d < wshape.size(); ++d) inner *= static_cast<size_t>(wshape[d]);
+  const size_t d0 = static_cast<size_t>(wshape[0]), d1 = static_cast<size_t>(wshape[1]);
+  const bool transposed = conv.op_type == "ConvTranspose";
+  const size_t in_per_group = transposed ? d0 / (s.size() / d1) : 0;
+  for (size_t i = 0; i < d0; ++i)
+    for (size_t j = 0; j < d1; ++j) {
+      const size_t c = transposed ? (i / in_per_group) * d1 + j : i;
+      float* p = w->data() + (i * d1 + j) * inner;
+      for (size_t k = 0; k < inner; ++k) p[k] = static_cast<float>(p[k] * s[c]);
+    }
+}
+
 // Removes node `index`, making its output `out` an alias of `in` (graph
 // outputs keep their name: the producer of `in` is renamed instead).
 // Returns false when the rewrite is not possible.

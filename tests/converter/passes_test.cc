@@ -93,6 +93,25 @@ TEST(Passes, FoldPerChannelMulAddIntoConv) {
   EXPECT_EQ(b.g.nodes[0].op_type, "Conv");
 }
 
+// ConvTranspose weights are [Cin, Cout/group, kh, kw]: with 2 groups of 3
+// output channels, output channel c scales w[(c / 3) * 2 .. + 1][c % 3].
+TEST(Passes, FoldBatchNormAndAffineIntoGroupedConvTranspose) {
+  Builder b;
+  const std::string x = b.input("x", {1, 4, 5, 5});
+  std::string c = b.node("ConvTranspose", {x, b.constant("w", {4, 3, 3, 3})},
+                         int_attr("group", 2, ints_attr("strides", {2, 2})));  // no bias
+  c = b.node("Add", {c, b.constant("bias", {1, 6, 1, 1})});
+  c = b.node("BatchNormalization", {c, b.constant("g", {6}, 0.5f, 1.5f), b.constant("beta", {6}),
+                                    b.constant("mean", {6}), b.constant("var", {6}, 0.5f, 2.0f)});
+  c = b.node("Mul", {c, b.constant("scale", {6, 1, 1}, -2.0f, 2.0f)});
+  b.output(b.node("Sigmoid", {c}));
+  check_pass(b, fold_conv_affine, 1);  // the Add
+  check_pass(b, fold_batchnorm, 1);
+  check_pass(b, fold_conv_affine, 1);  // the Mul
+  ASSERT_EQ(b.g.nodes.size(), 2u);
+  EXPECT_EQ(b.g.nodes[0].op_type, "ConvTranspose");
+}
+
 TEST(Passes, GemmAfterFlattenBecomesConv) {
   Builder b;
   const std::string x = b.input("x", {1, 8, 3, 3});
