@@ -509,7 +509,9 @@ const OpUnit kConvTransposeUnit = {
 
 const OpUnit kBatchNormalizationUnit = {
     .id = OpId::kBatchNormalization, .domain = "", .op_type = "BatchNormalization", .place = place_batchnorm,
-    .table_type = "HzSQuantizedConv", .limits = "4-D (computed as a depthwise 1x1 convolution)",
+    .table_type = "HzSQuantizedConv",
+    .limits = "4-D (folded into the Conv or ConvTranspose before it when that is its only reader; "
+              "otherwise computed as a depthwise 1x1 convolution)",
     .output_scale = OutputScale::kCalibrated, .int32_tail = nullptr, .fusion = Fusion::kTakesActivation,
     .passive = false, .view = false, .emit = emit_batchnorm};
 
