@@ -62,10 +62,18 @@ const Op* main_op(const std::map<size_t, const Op*>& ops, size_t node) {
   return it != ops.end() ? it->second : nullptr;
 }
 
+// An op whose output takes its input's QParams (max pooling) and whose
+// instruction takes zero points: with the same scale and zero point in and
+// out it is exact, so it passes its input's zero point on.
+bool follows_input(const Op& op) {
+  return op.unit->output_scale == OutputScale::kInput && op.unit->zero_points == ZeroPoints::kAll;
+}
+
 // Whether value v, written by op `producer` of the plan, may be asymmetric:
 // its unit quantizes its output with a zero point (OpUnit::zero_points),
 // and only ops of the plan whose units quantize their inputs so read it,
-// each as the main node's activation input (not as a fused residual).
+// each as the main node's activation input (not as a fused residual); a
+// reader that follows its input must be able to pass the zero point on.
 bool zero_point_ok(const Graph& g, const SubgraphPlan& plan, const std::map<size_t, const Op*>& ops,
                    const Op& producer, const std::string& v) {
   if (producer.unit->zero_points == ZeroPoints::kNone) return false;
@@ -74,6 +82,8 @@ bool zero_point_ok(const Graph& g, const SubgraphPlan& plan, const std::map<size
     const Op* op = main_op(ops, c);
     if (op == nullptr || op->unit->zero_points != ZeroPoints::kAll || op->residual == v) return false;
     if (op->unit == &kConvUnit && g.nodes[c].inputs[0] != v) return false;
+    if (follows_input(*op) && (op->outputs.size() != 1 || !zero_point_ok(g, plan, ops, *op, op->outputs[0])))
+      return false;
   }
   return true;
 }
@@ -151,6 +161,11 @@ void make_asymmetric(const Graph& g, const std::vector<SubgraphPlan>& plans, con
         if (v.empty() || !thresholds.count(v) || q->at(v).dtype != isa::DType::kInt8 ||
             !zero_point_ok(g, plan, ops, op, v))
           continue;
+        if (follows_input(op)) {  // its input is final (ops in order)
+          const std::string& in = op.inputs[0];
+          if (bounds.count(in)) q->at(v) = q->at(in), bounds[v] = bounds[in];
+          continue;
+        }
         // T from the symmetric scale (a calibrated model's scale gives it back exactly, calibration_type load)
         const double t = int8_threshold(q->at(v).scale);
         const double lb = lower_bound(g, op, *q, bounds);

@@ -165,7 +165,8 @@ bool emit_pool(LoweringContext& ctx, const Op& op, std::string* /*error*/) {
 const OpUnit kMaxPoolUnit = {
     .id = OpId::kMaxPool, .domain = "", .op_type = "MaxPool", .place = place_pool,
     .table_type = "HzQuantizedMaxPool", .limits = "2-D, no indices output", .output_scale = OutputScale::kInput,
-    .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false, .view = false, .emit = emit_pool};
+    .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false, .view = false, .emit = emit_pool,
+    .zero_points = ZeroPoints::kAll};
 
 const OpUnit kAveragePoolUnit = {
     .id = OpId::kAveragePool, .domain = "", .op_type = "AveragePool", .place = place_pool,
@@ -182,7 +183,8 @@ const OpUnit kGlobalAveragePoolUnit = {
 const OpUnit kGlobalMaxPoolUnit = {
     .id = OpId::kGlobalMaxPool, .domain = "", .op_type = "GlobalMaxPool", .place = place_global_pool,
     .table_type = "HzQuantizedGlobalMaxPool", .limits = "4-D", .output_scale = OutputScale::kInput,
-    .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false, .view = false, .emit = emit_pool};
+    .int32_tail = nullptr, .fusion = Fusion::kNone, .passive = false, .view = false, .emit = emit_pool,
+    .zero_points = ZeroPoints::kAll};
 
 const OpUnit kReduceMeanUnit = {
     .id = OpId::kReduceMean, .domain = "", .op_type = "ReduceMean", .place = place_reduce,

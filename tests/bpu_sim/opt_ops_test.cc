@@ -187,9 +187,10 @@ TEST(OptOps, AvgPoolInt8ManyTaps) {
   });
 }
 
-// int8 max pooling as the converter emits it (identity multiplier, no zero
-// points, channel stride 1): the runs of output pixels whose taps lie inside
-// the image in one ISA row call, the border pixels, channel tails, wide maps.
+// int8 max pooling as the converter emits it (identity multiplier, the same
+// zero point in and out -- 0, or an asymmetric value's --, channel stride
+// 1): the runs of output pixels whose taps lie inside the image in one ISA
+// row call, the border pixels, channel tails, wide maps.
 TEST(OptOps, MaxPoolInt8Runs) {
   check("max pool int8", 16, [](Rng& r, isa::Instruction* ins, Arena* a) {
     isa::Pool p;
@@ -209,6 +210,7 @@ TEST(OptOps, MaxPoolInt8Runs) {
     p.out = place(r, &a->output, isa::Region::kOutput, DType::kInt8, {d[0], oh, ow, d[3]}, false);
     p.shift = r.uniform(0, 30);
     p.multiplier = 1 << p.shift;
+    p.zero_in = p.zero_out = r.chance(0.5) ? r.uniform(-128, 127) : 0;
     acts(r, DType::kInt8, &p.act_min, &p.act_max);
     ins->opcode = isa::Opcode::kPool;
     ins->body = p;

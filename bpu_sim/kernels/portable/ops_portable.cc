@@ -491,7 +491,7 @@ struct MaxRun {
   const isa::Pool& p;
   Strided in, out;
   const OpsIsa& ops;
-  int64_t lo, hi;
+  int64_t lo, hi, empty;  // empty: the value of a window without taps in the image
   void operator()(int64_t n, int64_t oh, int64_t ow, int64_t npix) const {
     constexpr int64_t kMaxTaps = 64;
     const int8_t* rows[kMaxTaps];
@@ -504,7 +504,7 @@ struct MaxRun {
         taps == 0 ? 0 : ops.max_s8(rows, taps, C, lo, hi, op, npix, in_step, out.s[2]);
     for (int64_t q = 0; q < npix && done < C; ++q) {
       for (int64_t c = done; c < C; ++c) {
-        int64_t v = 0;  // no tap inside the image: 0, as the reference
+        int64_t v = empty;  // no tap inside the image: the zero point, as the reference
         for (int t = 0; t < taps; ++t) {
           const int8_t x = rows[t][q * in_step + c];
           v = t == 0 || x > v ? x : v;
@@ -526,7 +526,7 @@ bool max_pool_rows_s8(const isa::Pool& p, const Memory& mem, int64_t lo, int64_t
   if (ops == nullptr || ops->max_s8 == nullptr || in.s[3] != 1 || out.s[3] != 1 ||
       int64_t{p.kernel_h} * p.kernel_w > 64)
     return false;
-  const MaxRun run{p, in, out, *ops, lo, hi};
+  const MaxRun run{p, in, out, *ops, lo, hi, p.zero_out};
   const auto [a, b] = interior_cols(p);
   for (int64_t n = 0; n < p.out.dims[0]; ++n) {
     for (int64_t oh = 0; oh < p.out.dims[1]; ++oh) {
@@ -586,14 +586,14 @@ void pool_typed(const isa::Pool& p, const Memory& mem, const OpsIsa* ops) {
   int64_t* acc = accv.data();
   const int64_t cs = in.s[3];
   // Max pooling over contiguous channels: the maximum in the input type
-  // (vectorized), then the requantization; M = 2^S is the identity.
-  // (zero points: the general loop below)
+  // (vectorized), then the requantization; M = 2^S with equal zero points in
+  // and out is the identity. (other zero points: the general loop below)
   const int64_t zi = p.zero_in, zo = p.zero_out;
   const bool zp = zi != 0 || zo != 0;
-  const bool identity = is_max && s <= 30 && mult == (int64_t{1} << s) && !zp;
+  const bool identity = is_max && s <= 30 && mult == (int64_t{1} << s) && zi == zo;
   if (identity && sizeof(TI) == 1 && sizeof(TO) == 1 && max_pool_rows_s8(p, mem, lo, hi, ops))
     return;
-  if (is_max && cs == static_cast<int64_t>(sizeof(TI)) && !zp) {
+  if (is_max && cs == static_cast<int64_t>(sizeof(TI)) && (!zp || identity)) {
     thread_local std::vector<TI> mv;
     if (mv.size() < static_cast<size_t>(C)) mv.resize(static_cast<size_t>(C));
     TI* mx = mv.data();
@@ -614,7 +614,7 @@ void pool_typed(const isa::Pool& p, const Memory& mem, const OpsIsa* ops) {
           uint8_t* op = out.base + n * out.s[0] + oh * out.s[1] + ow * out.s[2];
           const int64_t ocs = out.s[3];
           if (taps == 0) {
-            for (int64_t c = 0; c < C; ++c) st<TO>(op + c * ocs, clamp(0, lo, hi));
+            for (int64_t c = 0; c < C; ++c) st<TO>(op + c * ocs, clamp(zo, lo, hi));
           } else if (identity && ocs == static_cast<int64_t>(sizeof(TO))) {
             for (int64_t c = 0; c < C; ++c) {
               const int64_t v = mx[c];
