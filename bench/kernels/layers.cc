@@ -264,8 +264,12 @@ int run_layers(int argc, char** argv) {
   const double hz = peaks ? core_hz() : 1e9;
   const TablePeak& peak = peaks ? table_peak(table) : none;
   const double copy = peaks ? copy_bytes_per_cycle() : 1;
-  std::printf("table %s; core clock %.2f GHz; peak %.1f MACs/cycle (%s); L2 copy %.1f bytes/cycle\n",
-              table.name, hz / 1e9, peak.macs_per_cycle, peak.what.c_str(), copy);
+  if (peaks)
+    std::printf("table %s; core clock %.2f GHz; peak %.1f MACs/cycle (%s); L2 copy %.1f bytes/cycle\n",
+                table.name, hz / 1e9, peak.macs_per_cycle, peak.what.c_str(), copy);
+  else  // per cycle of a nominal 1 GHz clock: MACs and bytes per ns, no fraction of a peak
+    std::printf("table %s; clock and peaks not measured (--no-peaks): \"MACs/cycle\" and \"B/cycle\" below are "
+                "per ns, %%peak and %%copy are not given\n", table.name);
   if (peak.dw_bound_macs_per_cycle > 0)
     std::printf("depthwise 3x3 bound: %.1f MACs/cycle (%.1f%% of the peak; 3 vpdpbusd + requantization and packs "
                 "per 16 outputs, registers only)\n",
@@ -327,14 +331,22 @@ int run_layers(int argc, char** argv) {
     nlohmann::json e = {{"count", k.count}, {"ms", k.s * 1e3}, {"share", k.s / total}};
     if (k.macs > 0) {
       e["macs_per_cycle"] = mpc;
-      e["fraction_of_peak"] = mpc / peak.macs_per_cycle;
-      std::printf("%-18s %5d %9.3f %5.1f%% %11.2f %6.1f%%\n", name.c_str(), k.count, k.s * 1e3,
-                  100 * k.s / total, mpc, 100 * mpc / peak.macs_per_cycle);
+      if (peaks) e["fraction_of_peak"] = mpc / peak.macs_per_cycle;
+      if (peaks)
+        std::printf("%-18s %5d %9.3f %5.1f%% %11.2f %6.1f%%\n", name.c_str(), k.count, k.s * 1e3,
+                    100 * k.s / total, mpc, 100 * mpc / peak.macs_per_cycle);
+      else
+        std::printf("%-18s %5d %9.3f %5.1f%% %11.2f %7s\n", name.c_str(), k.count, k.s * 1e3, 100 * k.s / total, mpc,
+                    "-");
     } else {
       e["bytes_per_cycle"] = bpc;
-      e["fraction_of_copy"] = bpc / copy;
-      std::printf("%-18s %5d %9.3f %5.1f%% %11s %7s %9.2f %6.1f%%\n", name.c_str(), k.count,
-                  k.s * 1e3, 100 * k.s / total, "", "", bpc, 100 * bpc / copy);
+      if (peaks) e["fraction_of_copy"] = bpc / copy;
+      if (peaks)
+        std::printf("%-18s %5d %9.3f %5.1f%% %11s %7s %9.2f %6.1f%%\n", name.c_str(), k.count,
+                    k.s * 1e3, 100 * k.s / total, "", "", bpc, 100 * bpc / copy);
+      else
+        std::printf("%-18s %5d %9.3f %5.1f%% %11s %7s %9.2f %7s\n", name.c_str(), k.count, k.s * 1e3,
+                    100 * k.s / total, "", "", bpc, "-");
     }
     j["kinds"][name] = e;
   }

@@ -598,14 +598,16 @@ const ConvIsa& avx2_isa() {
       .name = "avx2-u8", .mr = 5, .nr = kNr, .kg = 4, .kpad = 4, .esize = 1,
       .fmt = InputFormat::kS8, .gemm = gemm_k4_s8<5, 2, false>, .mr2 = 4,
       .gemm2 = gemm_k4_s8<4, 2, false>, .gemm_q = gemm_k4_s8<5, 2, false, true>,
-      .gemm2_q = gemm_k4_s8<4, 2, false, true>, OPENBPU_AVX2_DW, .narrow = &u8_n8,
+      .gemm2_q = gemm_k4_s8<4, 2, false, true>, .gemv = gemm_k4_s8<1, 2, false>,
+      .gemv_q = gemm_k4_s8<1, 2, false, true>, OPENBPU_AVX2_DW, .narrow = &u8_n8,
       .fused64 = true, .float_gemm = true, .float_mxcsr = true,
   };
   // Any input and weight: int16 data, vpmaddwd.
   static const ConvIsa isa = {
       .name = "avx2", .mr = 6, .nr = kNr, .kg = 2, .kpad = 2, .esize = 2,
       .fmt = InputFormat::kS16, .gemm = gemm_k2<6>, .mr2 = 5, .gemm2 = gemm_k2<5>,
-      .gemm_q = gemm_k2<6, true>, .gemm2_q = gemm_k2<5, true>, OPENBPU_AVX2_DW, .nonneg = &u8,
+      .gemm_q = gemm_k2<6, true>, .gemm2_q = gemm_k2<5, true>, .gemv = gemm_k2<1>, .gemv_q = gemm_k2<1, true>,
+      OPENBPU_AVX2_DW, .nonneg = &u8,
       .signed8 = &s8_n8, .fused64 = true, .float_gemm = true, .float_mxcsr = true,
   };
 #undef OPENBPU_AVX2_DW
