@@ -54,18 +54,6 @@ double spread(double current, const std::vector<double>& alts) {
   return hi / lo;
 }
 
-}  // namespace
-
-bool threshold_search_applies(const std::string& calibration_type, bool all_int16) {
-  return (calibration_type == "default" || calibration_type == "mix") && !all_int16;
-}
-
-double threshold_search_budget(const std::string& calibration_type) {
-  return calibration_type == "mix" ? 0.0 : kDefaultSearchBudgetMacs;
-}
-
-namespace {
-
 using Work = std::vector<std::pair<std::string, std::vector<double>>>;
 
 // What one greedy pass over the values needs besides the work list.
@@ -116,6 +104,14 @@ bool greedy_pass(const PassContext& c, const Work& work, CalibrationChoice* choi
 }
 
 }  // namespace
+
+bool threshold_search_applies(const std::string& calibration_type, bool all_int16) {
+  return (calibration_type == "default" || calibration_type == "mix") && !all_int16;
+}
+
+double threshold_search_budget(const std::string& calibration_type) {
+  return calibration_type == "mix" ? 0.0 : kDefaultSearchBudgetMacs;
+}
 
 bool search_thresholds(const Graph& g, const Placement& pl, const CalibrationStats& stats,
                        const CompileOptions& options, const std::vector<CalCandidate>& methods,
