@@ -572,7 +572,7 @@ const ConvIsa& avx2_isa() {
   // Common parts: depthwise, epilogue, dw4 and flat depthwise.
 #define OPENBPU_AVX2_DW                                                              \
   .dw = dw_avx2, .dw_pack = dw_pack_avx2, .epilogue = epilogue_avx2, .dw4_cpad = dw4::cpad<32>, \
-  .dw4_pack = dw4::pack<32>, .dw4_convert = dw4::convert<false, 32>, .dw4_row = dw4_row_avx2,              \
+  .dw4_pack = dw4::pack<32>, .dw4_convert = dw4::convert<false, 32>, .dw4_step4 = true, .dw4_row = dw4_row_avx2, \
   .dwflat_pack = dwflat_pack_avx2, .dwflat = dwflat_avx2
   // int8 GEMMs of 8 channels (output channels per group <= 8): for inputs
   // without negative values, and for any input with |x| and sign(w, x)
