@@ -43,7 +43,7 @@ int fold_batchnorm(Graph* g, std::string* error) {
     }
     const Value* w = g->value(conv.inputs[1]);
     std::vector<float> wv = const_floats(*g, conv.inputs[1]);
-    scale_out_channels(conv, w->shape, s, &wv);
+    if (!scale_out_channels(conv, w->shape, s, &wv)) continue;
     const std::vector<int64_t> wshape = w->shape;
     conv.inputs[1] = g->add_constant(conv.name + "_weight_bn", kFloat, wshape, float_bytes(wv));
     const std::string b = g->add_constant(conv.name + "_bias_bn", kFloat, {cout}, float_bytes(bias));

@@ -58,7 +58,8 @@ int fold_conv_affine(Graph* g, std::string* error) {
       if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) bias = const_floats(*g, conv.inputs[2]);
       if (static_cast<int64_t>(bias.size()) != cout) continue;
       for (int64_t k = 0; k < cout; ++k) bias[k] = op.op_type == "Mul" ? bias[k] * f[k] : bias[k] + f[k];
-      if (op.op_type == "Mul") scale_out_channels(conv, w->shape, std::vector<double>(f.begin(), f.end()), &wv);
+      if (op.op_type == "Mul" && !scale_out_channels(conv, w->shape, std::vector<double>(f.begin(), f.end()), &wv))
+        continue;
       const std::vector<int64_t> wshape = w->shape;
       if (op.op_type == "Mul") conv.inputs[1] = g->add_constant(conv.name + "_weight_scaled", kFloat, wshape, float_bytes(wv));
       if (conv.inputs.size() < 3) conv.inputs.resize(3);

@@ -107,20 +107,25 @@ inline int64_t foldable_conv_channels(const Graph& g, const Node& conv) {
 }
 
 // Multiplies the weights `w` (of shape `wshape`) of such a convolution by
-// s[c] along each output channel c.
-inline void scale_out_channels(const Node& conv, const std::vector<int64_t>& wshape, const std::vector<double>& s,
+// s[c] along each output channel c. False (nothing changed) when the data
+// does not hold the shape's elements (a malformed model).
+inline bool scale_out_channels(const Node& conv, const std::vector<int64_t>& wshape, const std::vector<double>& s,
                                std::vector<float>* w) {
   size_t inner = 1;  // elements per (dim 0, dim 1) pair
   for (size_t d = 2; d < wshape.size(); ++d) inner *= static_cast<size_t>(wshape[d]);
   const size_t d0 = static_cast<size_t>(wshape[0]), d1 = static_cast<size_t>(wshape[1]);
   const bool transposed = conv.op_type == "ConvTranspose";
-  const size_t in_per_group = transposed ? d0 / (s.size() / d1) : 0;
+  const size_t groups = transposed && d1 != 0 ? s.size() / d1 : 0;
+  if (w->size() != d0 * d1 * inner) return false;
+  if (transposed ? groups == 0 || groups * d1 != s.size() || d0 % groups != 0 : s.size() != d0) return false;
+  const size_t in_per_group = transposed ? d0 / groups : 0;
   for (size_t i = 0; i < d0; ++i)
     for (size_t j = 0; j < d1; ++j) {
       const size_t c = transposed ? (i / in_per_group) * d1 + j : i;
       float* p = w->data() + (i * d1 + j) * inner;
       for (size_t k = 0; k < inner; ++k) p[k] = static_cast<float>(p[k] * s[c]);
     }
+  return true;
 }
 
 // Removes node `index`, making its output `out` an alias of `in` (graph

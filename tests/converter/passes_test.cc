@@ -112,6 +112,24 @@ TEST(Passes, FoldBatchNormAndAffineIntoGroupedConvTranspose) {
   EXPECT_EQ(b.g.nodes[0].op_type, "ConvTranspose");
 }
 
+// A weight constant holding fewer values than its shape (a malformed model)
+// is left alone, not scaled past its end.
+TEST(Passes, FoldsSkipWeightsShorterThanTheirShape) {
+  for (const char* op : {"Conv", "ConvTranspose"}) {
+    Builder b;
+    const std::string x = b.input("x", {1, 4, 5, 5});
+    std::string c = b.node(op, {x, b.constant_values("w", {4, 4, 3, 3}, std::vector<float>(20, 0.5f))});
+    c = b.node("BatchNormalization", {c, b.constant("g", {4}, 0.5f, 1.5f), b.constant("beta", {4}),
+                                      b.constant("mean", {4}), b.constant("var", {4}, 0.5f, 2.0f)});
+    c = b.node("Mul", {c, b.constant("scale", {1, 4, 1, 1}, 0.5f, 2.0f)});
+    b.output(c);
+    std::string err;
+    EXPECT_EQ(fold_batchnorm(&b.g, &err), 0) << op;
+    EXPECT_EQ(fold_conv_affine(&b.g, &err), 0) << op;
+    EXPECT_EQ(b.g.nodes.size(), 3u) << op;
+  }
+}
+
 TEST(Passes, GemmAfterFlattenBecomesConv) {
   Builder b;
   const std::string x = b.input("x", {1, 8, 3, 3});
