@@ -614,8 +614,4 @@ const ConvIsa& avx2_isa() {
   return isa;
 }
 
-// Variants for the microbenchmarks (same layout, other tile heights).
-void avx2_gemm_mr4(const GemmArgs& a) { gemm_k2<4>(a); }
-void avx2_gemm_mr6(const GemmArgs& a) { gemm_k2<6>(a); }
-
 }  // namespace openbpu::sim::kern
