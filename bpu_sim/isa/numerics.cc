@@ -5,15 +5,6 @@
 
 namespace openbpu::isa {
 
-int32_t quantize_value(double v, double scale, IntRange range) {
-  const double q = v / scale;
-  if (std::isnan(q)) return 0;
-  const double r = std::round(q);  // half away from zero
-  if (r <= static_cast<double>(range.lo)) return static_cast<int32_t>(range.lo);
-  if (r >= static_cast<double>(range.hi)) return static_cast<int32_t>(range.hi);
-  return static_cast<int32_t>(r);
-}
-
 void quantize_multipliers(const double* r, int n, int max_shift, int32_t* m, int32_t* shift) {
   // Compare in floating point: r * 2^63 can exceed the int64 range.
   const double bound = std::ldexp(1.0, kMultiplierBits) - 0.5;

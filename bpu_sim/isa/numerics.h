@@ -8,6 +8,7 @@
 #ifndef OPENBPU_BPU_SIM_ISA_NUMERICS_H_
 #define OPENBPU_BPU_SIM_ISA_NUMERICS_H_
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -63,7 +64,18 @@ constexpr bool int8_reduction_fits(int64_t taps) { return taps * 128 * 128 < kMa
 // ---- quantization of real values -----------------------------------------
 
 // q = clamp(round_half_away_from_zero(v / scale)) to the range; NaN -> 0.
-int32_t quantize_value(double v, double scale, IntRange range);
+// (Inline and without branches or a libm call, so that the CPU Quantize of
+// model inputs vectorizes: clamped first, |v / scale| fits an int64, its
+// truncation is exact and so is the fraction left.)
+inline int32_t quantize_value(double v, double scale, IntRange range) {
+  double q = v / scale;
+  q = q != q ? 0.0 : q;  // NaN
+  const double lo = static_cast<double>(range.lo), hi = static_cast<double>(range.hi);
+  q = q < lo ? lo : (q > hi ? hi : q);
+  const int64_t t = static_cast<int64_t>(q);  // toward zero
+  const double f = q - static_cast<double>(t);
+  return static_cast<int32_t>(t + (f >= 0.5 ? 1 : 0) - (f <= -0.5 ? 1 : 0));
+}
 inline int32_t quantize_value(double v, double scale, DType t) { return quantize_value(v, scale, dtype_range(t)); }
 
 // ---- lookup tables (kLut) ---------------------------------------------------

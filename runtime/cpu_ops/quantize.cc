@@ -70,6 +70,35 @@ Status axis_scales(const TensorDesc& q, const CpuOpDef& def, AxisScales* out) {
   return Status::Ok();
 }
 
+// float32 -> int8 with one scale and zero point (a model's float input):
+// per row of the innermost logical dimension, without the per-element index
+// and type dispatch of the general loop; the same rounding, clamp and
+// saturation (isa::quantize_value, then + z saturated to int8).
+void quantize_rows_f32_s8(const LogicalView& src, const LogicalView& dst, const uint8_t* in, uint8_t* out,
+                          double scale, isa::IntRange range, int32_t zp) {
+  const size_t rank = src.dims.size();
+  const int64_t inner = rank > 0 ? src.dims[rank - 1] : 1;
+  const int64_t sa = rank > 0 ? src.strides[rank - 1] : 0, sb = rank > 0 ? dst.strides[rank - 1] : 0;
+  int64_t rows = 1;
+  for (size_t k = 0; k + 1 < rank; ++k) rows *= src.dims[k];
+  std::vector<int64_t> idx(rank > 0 ? rank - 1 : 0, 0);
+  int64_t oa = 0, ob = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < inner; ++i) {
+      float x;
+      std::memcpy(&x, in + oa + i * sa, sizeof(x));
+      const int32_t q = isa::quantize_value(x, scale, range) + zp;
+      out[ob + i * sb] = static_cast<uint8_t>(static_cast<int8_t>(q < -128 ? -128 : (q > 127 ? 127 : q)));
+    }
+    for (size_t k = idx.size(); k-- > 0;) {  // the next row
+      oa += src.strides[k], ob += dst.strides[k];
+      if (++idx[k] < src.dims[k]) break;
+      oa -= src.strides[k] * src.dims[k], ob -= dst.strides[k] * dst.dims[k];
+      idx[k] = 0;
+    }
+  }
+}
+
 class QuantizeKernel final : public CpuKernel {
  public:
   AxisScales scales;
@@ -81,6 +110,11 @@ class QuantizeKernel final : public CpuKernel {
     match_rank(&src, &dst);
     if (zero_fill) std::memset(out[0].data, 0, static_cast<size_t>(out[0].desc->aligned_byte_size));
     const int32_t st = src.data_type, dt = dst.data_type;
+    if (st == kF32 && dt == kS8 && scales.scales.size() == 1 && scales.zero_points.size() <= 1) {
+      const int32_t zp = scales.zero_points.empty() ? 0 : scales.zero_points[0];
+      quantize_rows_f32_s8(src, dst, in[0].data, out[0].data, scales.scales[0], isa::IntRange{qmin, qmax}, zp);
+      return Status::Ok();
+    }
     for_each_pair(src, dst, [&](int64_t so, int64_t dof, const std::vector<int64_t>& idx) {
       const float x = static_cast<float>(load_as_double(st, in[0].data + so));
       const int32_t q = quantize_value(x, scales.at(idx), qmin, qmax);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <vector>
 
 #include "bpu_sim/isa/numerics.h"
 #include "bpu_sim/reference/kernels.h"
@@ -96,6 +97,33 @@ TEST(RefRequantize, Clamp) {
   EXPECT_EQ(ref::clamp64(2, -3, 4), 2);
   EXPECT_EQ(ref::clamp64(kI64Min, -128, 127), -128);
   EXPECT_EQ(ref::clamp64(kI64Max, -128, 127), 127);
+}
+
+
+// isa::quantize_value against the rule written with std::round (half away
+// from zero, then the clamp): ties, the double just below one half, values
+// at and past the range, infinities, NaN, random values of every range.
+TEST(RefQuantizeValue, RoundsHalfAwayFromZeroAndClamps) {
+  auto rule = [](double v, double s, isa::IntRange r) -> int32_t {
+    const double q = v / s;
+    if (std::isnan(q)) return 0;
+    const double x = std::round(q);
+    return static_cast<int32_t>(x <= r.lo ? r.lo : (x >= r.hi ? r.hi : x));
+  };
+  const double below_half = std::nextafter(0.5, 0.0);
+  std::vector<double> vals = {0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, below_half, -below_half,
+                              126.5, 127.5, -127.5, -128.5, 32767.5, -32768.5, 1e300, -1e300,
+                              INFINITY, -INFINITY, NAN, 2147483647.5, -2147483648.5, 4e9, -4e9};
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(-70000.0, 70000.0);
+  for (int i = 0; i < 20000; ++i) vals.push_back(i % 4 == 0 ? std::round(u(rng)) + 0.5 : u(rng));
+  for (const isa::IntRange r : {isa::int_range(8, true), isa::int_range(16, true), isa::int_range(32, true),
+                                isa::int_range(8, false)})
+    for (double s : {1.0, 0.25, 0.0078125, 0.05, 3.0})
+      for (double v : vals) {
+        const double x = v * s;  // ties stay ties for the power-of-two scales
+        EXPECT_EQ(isa::quantize_value(x, s, r), rule(x, s, r)) << "v " << x << " scale " << s << " range " << r.lo;
+      }
 }
 
 }  // namespace

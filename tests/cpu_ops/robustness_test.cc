@@ -3,6 +3,7 @@
 // padded aligned shapes, explicit strides) and error handling: malformed
 // operator definitions give kInvalidModel errors naming the node - never a
 // crash.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <thread>
@@ -149,6 +150,43 @@ TEST(CpuOpsViews, QuantizeIntoPaddedNhwcAndBack) {
       for (int64_t wi = 0; wi < w; ++wi)
         EXPECT_NEAR(y.as<float>()[(ci * h + hi) * (w + 3) + wi],
                     x.as<float>()[(ci * h + hi) * w + wi], q.desc.quant.scales[ci] / 2 + 1e-6);
+}
+
+// One scale (a model's float input, the row loop): ties of round half away
+// from zero, values past the range, infinities and NaN, with and without a
+// zero point, from NCHW float into padded NHWC int8.
+TEST(CpuOpsViews, QuantizeOneScaleRowsMatchTheRule) {
+  const int64_t n = 2, c = 3, h = 3, w = 7;
+  const float s = 0.05f;
+  for (int32_t zp : {0, -128, 37}) {
+    T x = f32({n, c, h, w});
+    fill_random(&x, 5, -8, 8);
+    float* xv = x.as<float>();
+    const float special[] = {0.5f * s, -0.5f * s, 2.5f * s, -2.5f * s, 127.5f * s, -128.5f * s, 1e30f, -1e30f,
+                             INFINITY, -INFINITY, NAN, 0.0f, -0.0f, 6.35f, -6.4f};
+    for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); ++i) xv[i * 5] = special[i];
+    T q = nhwc(kS8, n, c, h, w, 9, 4);
+    std::fill(q.bytes.begin(), q.bytes.end(), 0x55);
+    q.desc.quant.type = kQuantScale;
+    q.desc.quant.scales = {s};
+    if (zp != 0) q.desc.quant.zero_points = {static_cast<int8_t>(zp)};
+    CpuOpDef d = op("Quantize");
+    d.domain = "openbpu";
+    ASSERT_TRUE(run_op(d, {&x}, {&q}).ok());
+    for (int64_t ni = 0; ni < n; ++ni)
+      for (int64_t ci = 0; ci < 4; ++ci)
+        for (int64_t hi = 0; hi < h; ++hi)
+          for (int64_t wi = 0; wi < 9; ++wi) {
+            const int8_t v = q.as<int8_t>()[(((ni * h + hi) * 9) + wi) * 4 + ci];
+            if (wi >= w || ci >= c) {
+              EXPECT_EQ(v, 0) << "padding must be zero-filled";
+              continue;
+            }
+            const float ref = xv[((ni * c + ci) * h + hi) * w + wi];
+            const int32_t e = std::clamp(quantize_value(ref, s, -128, 127) + zp, -128, 127);
+            EXPECT_EQ(v, e) << "x " << ref << " zero point " << zp;
+          }
+  }
 }
 
 TEST(CpuOpsViews, LayoutOpsOnNhwc) {
