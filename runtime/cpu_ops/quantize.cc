@@ -2,8 +2,12 @@
 // openbpu::Quantize / openbpu::Dequantize: the CPU side of the numerics
 // contract, converting between float tensors (any layout) and the BPU's
 // integer tensors (any layout, padded), per tensor or per channel.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "bpu_sim/isa/numerics.h"
 #include "runtime/cpu_ops/cpu_op.h"
@@ -70,25 +74,76 @@ Status axis_scales(const TensorDesc& q, const CpuOpDef& def, AxisScales* out) {
   return Status::Ok();
 }
 
+// One int8 value: isa::quantize_value, then + z saturated to int8.
+inline int8_t quantize_s8(float x, double scale, isa::IntRange range, int32_t zp) {
+  const int32_t q = isa::quantize_value(x, scale, range) + zp;
+  return static_cast<int8_t>(q < -128 ? -128 : (q > 127 ? 127 : q));
+}
+
+// n (a multiple of 8) contiguous floats into int8, the int8 range:
+// quantize_value two doubles at a time (the quotient, NaN to 0, the clamp,
+// the truncation and the fraction's comparison with +-0.5 are exact in
+// double, as in quantize_value), then + z and the saturating packs. Returns
+// the count done (0 without SSE2).
+int64_t quantize_s8_sse2(const float* x, int64_t n, double scale, int32_t zp, int8_t* y) {
+#if defined(__SSE2__)
+  const __m128d s = _mm_set1_pd(scale), lo = _mm_set1_pd(-128.0), hi = _mm_set1_pd(127.0);
+  const __m128d half = _mm_set1_pd(0.5), mhalf = _mm_set1_pd(-0.5), one = _mm_set1_pd(1.0);
+  const __m128i z = _mm_set1_epi32(zp);
+  auto two = [&](__m128d d) {
+    __m128d q = _mm_div_pd(d, s);
+    q = _mm_and_pd(q, _mm_cmpord_pd(q, q));           // NaN -> 0
+    q = _mm_min_pd(_mm_max_pd(q, lo), hi);
+    const __m128d t = _mm_cvtepi32_pd(_mm_cvttpd_epi32(q));  // toward zero
+    const __m128d f = _mm_sub_pd(q, t);
+    const __m128d adj = _mm_sub_pd(_mm_and_pd(_mm_cmpge_pd(f, half), one), _mm_and_pd(_mm_cmple_pd(f, mhalf), one));
+    return _mm_cvttpd_epi32(_mm_add_pd(t, adj));  // 2 int32 in the low half
+  };
+  auto four = [&](const float* p) {
+    const __m128 v = _mm_loadu_ps(p);
+    const __m128i a = two(_mm_cvtps_pd(v)), b = two(_mm_cvtps_pd(_mm_movehl_ps(v, v)));
+    return _mm_add_epi32(_mm_unpacklo_epi64(a, b), z);
+  };
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i w = _mm_packs_epi32(four(x + i), four(x + i + 4));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), _mm_packs_epi16(w, w));
+  }
+  return i;
+#else
+  (void)x, (void)n, (void)scale, (void)zp, (void)y;
+  return 0;
+#endif
+}
+
 // float32 -> int8 with one scale and zero point (a model's float input):
 // per row of the innermost logical dimension, without the per-element index
-// and type dispatch of the general loop; the same rounding, clamp and
-// saturation (isa::quantize_value, then + z saturated to int8).
+// and type dispatch of the general loop; contiguous float rows in chunks of
+// 64 through quantize_s8_sse2, the rest by quantize_s8.
 void quantize_rows_f32_s8(const LogicalView& src, const LogicalView& dst, const uint8_t* in, uint8_t* out,
                           double scale, isa::IntRange range, int32_t zp) {
   const size_t rank = src.dims.size();
   const int64_t inner = rank > 0 ? src.dims[rank - 1] : 1;
   const int64_t sa = rank > 0 ? src.strides[rank - 1] : 0, sb = rank > 0 ? dst.strides[rank - 1] : 0;
+  const bool simd = sa == static_cast<int64_t>(sizeof(float)) && range.lo == -128 && range.hi == 127;
   int64_t rows = 1;
   for (size_t k = 0; k + 1 < rank; ++k) rows *= src.dims[k];
   std::vector<int64_t> idx(rank > 0 ? rank - 1 : 0, 0);
   int64_t oa = 0, ob = 0;
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t i = 0; i < inner; ++i) {
+    int64_t i = 0;
+    for (; simd && i + 8 <= inner;) {  // (unaligned loads: any float address)
+      int8_t ys[64];
+      const int64_t n = std::min<int64_t>(64, (inner - i) / 8 * 8);
+      const int64_t done = quantize_s8_sse2(reinterpret_cast<const float*>(in + oa + i * sa), n, scale, zp, ys);
+      if (done == 0) break;
+      for (int64_t k = 0; k < done; ++k) out[ob + (i + k) * sb] = static_cast<uint8_t>(ys[k]);
+      i += done;
+    }
+    for (; i < inner; ++i) {
       float x;
       std::memcpy(&x, in + oa + i * sa, sizeof(x));
-      const int32_t q = isa::quantize_value(x, scale, range) + zp;
-      out[ob + i * sb] = static_cast<uint8_t>(static_cast<int8_t>(q < -128 ? -128 : (q > 127 ? 127 : q)));
+      out[ob + i * sb] = static_cast<uint8_t>(quantize_s8(x, scale, range, zp));
     }
     for (size_t k = idx.size(); k-- > 0;) {  // the next row
       oa += src.strides[k], ob += dst.strides[k];

@@ -152,11 +152,12 @@ TEST(CpuOpsViews, QuantizeIntoPaddedNhwcAndBack) {
                     x.as<float>()[(ci * h + hi) * w + wi], q.desc.quant.scales[ci] / 2 + 1e-6);
 }
 
-// One scale (a model's float input, the row loop): ties of round half away
-// from zero, values past the range, infinities and NaN, with and without a
-// zero point, from NCHW float into padded NHWC int8.
+// One scale (a model's float input, the row loop: rows of 8 and more go
+// through the SSE2 loop on x86, 8 at a time, the rest element by element):
+// ties of round half away from zero, values past the range, infinities and
+// NaN, with and without a zero point, from NCHW float into padded NHWC int8.
 TEST(CpuOpsViews, QuantizeOneScaleRowsMatchTheRule) {
-  const int64_t n = 2, c = 3, h = 3, w = 7;
+  const int64_t n = 2, c = 3, h = 3, w = 21;
   const float s = 0.05f;
   for (int32_t zp : {0, -128, 37}) {
     T x = f32({n, c, h, w});
@@ -164,8 +165,8 @@ TEST(CpuOpsViews, QuantizeOneScaleRowsMatchTheRule) {
     float* xv = x.as<float>();
     const float special[] = {0.5f * s, -0.5f * s, 2.5f * s, -2.5f * s, 127.5f * s, -128.5f * s, 1e30f, -1e30f,
                              INFINITY, -INFINITY, NAN, 0.0f, -0.0f, 6.35f, -6.4f};
-    for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); ++i) xv[i * 5] = special[i];
-    T q = nhwc(kS8, n, c, h, w, 9, 4);
+    for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); ++i) xv[i * 5] = xv[i * 7 + 100] = special[i];
+    T q = nhwc(kS8, n, c, h, w, 24, 4);
     std::fill(q.bytes.begin(), q.bytes.end(), 0x55);
     q.desc.quant.type = kQuantScale;
     q.desc.quant.scales = {s};
@@ -176,8 +177,8 @@ TEST(CpuOpsViews, QuantizeOneScaleRowsMatchTheRule) {
     for (int64_t ni = 0; ni < n; ++ni)
       for (int64_t ci = 0; ci < 4; ++ci)
         for (int64_t hi = 0; hi < h; ++hi)
-          for (int64_t wi = 0; wi < 9; ++wi) {
-            const int8_t v = q.as<int8_t>()[(((ni * h + hi) * 9) + wi) * 4 + ci];
+          for (int64_t wi = 0; wi < 24; ++wi) {
+            const int8_t v = q.as<int8_t>()[(((ni * h + hi) * 24) + wi) * 4 + ci];
             if (wi >= w || ci >= c) {
               EXPECT_EQ(v, 0) << "padding must be zero-filled";
               continue;
