@@ -204,12 +204,14 @@ TEST(UcpSched, PacedPreemptiveLevelOvertakesARunningTaskOthersWaitInPriorityOrde
   low.submit(0, record, &tags[0]);
   // The low task is on the core (its first fcs take the first milliseconds).
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  // The four runs are made (tensors allocated and filled) before any is
+  // submitted, so that the submissions fall between two fc boundaries of
+  // the running task even under qemu (made one by one between submissions,
+  // p200 and p100 once started before p255 was submitted).
   std::vector<std::unique_ptr<ModelRun>> small;
   const int32_t prios[] = {10, 200, 100, 255};
-  for (size_t k = 0; k < 4; ++k) {
-    small.push_back(std::make_unique<ModelRun>(tiny, 10 + static_cast<uint32_t>(k)));
-    small.back()->submit(prios[k], record, &tags[k + 1]);
-  }
+  for (size_t k = 0; k < 4; ++k) small.push_back(std::make_unique<ModelRun>(tiny, 10 + static_cast<uint32_t>(k)));
+  for (size_t k = 0; k < 4; ++k) small[k]->submit(prios[k], record, &tags[k + 1]);
   small[3]->finish();
   const double p255_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   low.finish();
