@@ -326,27 +326,26 @@ int run_layers(int argc, char** argv) {
   j["programs_cpu_ms"] = whole_best * 1e3;
   std::printf("\n%-18s %5s %9s %6s %11s %7s %9s %7s\n", "kind", "count", "ms", "share",
               "MACs/cycle", "%peak", "B/cycle", "%copy");
+  // A fraction of the measured peak or copy rate as "12.3%"; "-" when the
+  // peaks were not measured (--no-peaks).
+  auto percent = [&](double fraction) {
+    char b[16] = "-";
+    if (peaks) std::snprintf(b, sizeof(b), "%.1f%%", 100 * fraction);
+    return std::string(b);
+  };
   for (const auto& [name, k] : kinds) {
     const double mpc = k.macs / (k.s * hz), bpc = k.bytes / (k.s * hz);
     nlohmann::json e = {{"count", k.count}, {"ms", k.s * 1e3}, {"share", k.s / total}};
     if (k.macs > 0) {
       e["macs_per_cycle"] = mpc;
       if (peaks) e["fraction_of_peak"] = mpc / peak.macs_per_cycle;
-      if (peaks)
-        std::printf("%-18s %5d %9.3f %5.1f%% %11.2f %6.1f%%\n", name.c_str(), k.count, k.s * 1e3,
-                    100 * k.s / total, mpc, 100 * mpc / peak.macs_per_cycle);
-      else
-        std::printf("%-18s %5d %9.3f %5.1f%% %11.2f %7s\n", name.c_str(), k.count, k.s * 1e3, 100 * k.s / total, mpc,
-                    "-");
+      std::printf("%-18s %5d %9.3f %5.1f%% %11.2f %7s\n", name.c_str(), k.count, k.s * 1e3, 100 * k.s / total, mpc,
+                  percent(mpc / peak.macs_per_cycle).c_str());
     } else {
       e["bytes_per_cycle"] = bpc;
       if (peaks) e["fraction_of_copy"] = bpc / copy;
-      if (peaks)
-        std::printf("%-18s %5d %9.3f %5.1f%% %11s %7s %9.2f %6.1f%%\n", name.c_str(), k.count,
-                    k.s * 1e3, 100 * k.s / total, "", "", bpc, 100 * bpc / copy);
-      else
-        std::printf("%-18s %5d %9.3f %5.1f%% %11s %7s %9.2f %7s\n", name.c_str(), k.count, k.s * 1e3,
-                    100 * k.s / total, "", "", bpc, "-");
+      std::printf("%-18s %5d %9.3f %5.1f%% %11s %7s %9.2f %7s\n", name.c_str(), k.count, k.s * 1e3,
+                  100 * k.s / total, "", "", bpc, percent(bpc / copy).c_str());
     }
     j["kinds"][name] = e;
   }

@@ -64,9 +64,10 @@ constexpr bool int8_reduction_fits(int64_t taps) { return taps * 128 * 128 < kMa
 // ---- quantization of real values -----------------------------------------
 
 // q = clamp(round_half_away_from_zero(v / scale)) to the range; NaN -> 0.
-// (Inline and without branches or a libm call, so that the CPU Quantize of
-// model inputs vectorizes: clamped first, |v / scale| fits an int64, its
-// truncation is exact and so is the fraction left.)
+// (Inline and without a libm call: the CPU Quantize of model inputs runs it
+// per element. Clamped first, |v / scale| fits an int64, its truncation is
+// exact and so is the fraction left. runtime/cpu_ops/quantize.cc has its
+// SSE2 twin for int8 rows, held to it by CpuOpsViews.QuantizeOneScaleRowsMatchTheRule.)
 inline int32_t quantize_value(double v, double scale, IntRange range) {
   double q = v / scale;
   q = q != q ? 0.0 : q;  // NaN
